@@ -1,0 +1,3 @@
+from backscroll.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,110 @@
+"""The contract between readers and the store.
+
+Readers turn a transcript file into a :class:`ReadResult`; the store writes it.
+Both import this module and never each other. Every type here is immutable so it
+can cross the thread boundary between a parsing thread and the writer thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Role = Literal["user", "assistant", "summary"]
+ROLES: tuple[Role, ...] = ("user", "assistant", "summary")
+
+#: How a host's files change on disk, which decides how the indexer re-reads them.
+#: ``append``: lines are only ever appended (read from the saved byte position).
+#: ``document``: the file is rewritten whole (re-read whole, diffed by turn key).
+#: ``database``: another application's SQLite file (reader decides what changed).
+Kind = Literal["append", "document", "database"]
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One indexed piece of prose: a user prompt, assistant text or a summary."""
+
+    session_id: str
+    #: Stable and unique within the session: the host's message/entry id where it
+    #: has one, else a byte offset (``o:<offset>``) or position + content hash.
+    key: str
+    role: Role
+    text: str
+    #: Unix seconds (UTC), or None when the host records no time for it.
+    timestamp: float | None = None
+    #: Orders turns within a session (byte offset, or index in a document).
+    seq: int = 0
+    #: The assistant wrote this after reading content from outside the machine
+    #: (web fetch/search, a browser tool): weaker evidence.
+    tainted: bool = False
+    #: Written by a sub-agent on behalf of the session, not by the person.
+    subagent: bool = False
+    #: Free-form note about the turn, e.g. "timestamp is the file's mtime".
+    note: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """Metadata about one conversation. ``None`` means "unknown, keep what is stored"."""
+
+    session_id: str
+    project: str | None = None
+    title: str | None = None
+    started_at: float | None = None
+    updated_at: float | None = None
+    resume_command: str | None = None
+    parent_session_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Cursor:
+    """Where a reader stopped last time, as saved by the store.
+
+    ``position`` is a byte offset for append-only files (just after the last
+    complete line). ``state`` is the reader's own small JSON-serialisable memo
+    (session id, cwd, title candidates, fingerprints...), opaque to the store.
+    """
+
+    position: int = 0
+    state: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """A record the reader could not use. Logged with the file; never fatal."""
+
+    message: str
+    line: int | None = None
+    offset: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReadResult:
+    """What one read of one file produced."""
+
+    turns: tuple[Turn, ...] = ()
+    sessions: tuple[Session, ...] = ()
+    #: Saved for the next read: byte offset (append), size (document) or 0.
+    position: int = 0
+    state: Mapping[str, Any] = field(default_factory=dict)
+    #: The turns are everything this file holds now: the store drops this
+    #: file's other turns and rewrites only new or changed ones.
+    replace: bool = False
+    #: These sessions' turns (from this file) are complete in ``turns``: the
+    #: store drops their other turns from this file. For database readers.
+    replaced_sessions: frozenset[str] = frozenset()
+    #: Sessions that vanished from the source (database readers).
+    removed_sessions: frozenset[str] = frozenset()
+    problems: tuple[Problem, ...] = ()
+    #: Set when the file is of a format version the reader does not understand,
+    #: e.g. "unknown format version 7". The store leaves the file's turns alone.
+    unsupported: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReaderOptions:
+    """Per-host settings handed to a reader (readers never read config)."""
+
+    include_subagents: bool = False
+    max_line_bytes: int = 16 * 1024 * 1024

@@ -1,0 +1,377 @@
+"""The Reader protocol and the parsing helpers every reader shares.
+
+A reader knows where its host keeps transcripts, which files are its own, and how
+to turn a file (from a saved :class:`~backscroll.model.Cursor`) into a
+:class:`~backscroll.model.ReadResult`. It does no SQL, no watching and reads no
+config: everything it needs is handed to it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shlex
+import sys
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import IO, Any, ClassVar, Protocol
+
+from backscroll.model import Cursor, Kind, Problem, ReaderOptions, ReadResult
+
+# --------------------------------------------------------------------------- environment
+
+
+@dataclass(frozen=True, slots=True)
+class HostEnv:
+    """What a reader may know about the machine when it lists its default roots."""
+
+    home: Path
+    environ: Mapping[str, str] = field(default_factory=dict)
+    platform: str = sys.platform
+
+    @classmethod
+    def current(cls) -> HostEnv:
+        return cls(home=Path(os.path.expanduser("~")), environ=dict(os.environ))
+
+    def var(self, name: str) -> Path | None:
+        """A path from an environment variable, or None when unset/empty."""
+        value = self.environ.get(name, "").strip()
+        return Path(os.path.expanduser(value)) if value else None
+
+    @property
+    def is_macos(self) -> bool:
+        return self.platform == "darwin"
+
+    @property
+    def is_windows(self) -> bool:
+        return self.platform.startswith("win")
+
+    def xdg_data(self) -> Path:
+        """``$XDG_DATA_HOME`` or ``~/.local/share`` (Linux default for many hosts)."""
+        return self.var("XDG_DATA_HOME") or self.home / ".local" / "share"
+
+    def xdg_config(self) -> Path:
+        return self.var("XDG_CONFIG_HOME") or self.home / ".config"
+
+    def app_support(self) -> Path:
+        """macOS ``~/Library/Application Support``."""
+        return self.home / "Library" / "Application Support"
+
+    def appdata(self) -> Path:
+        """Windows ``%APPDATA%`` (roaming)."""
+        return self.var("APPDATA") or self.home / "AppData" / "Roaming"
+
+    def editor_user_dirs(self) -> list[Path]:
+        """The ``User`` directory of every VS Code-family editor, for this platform."""
+        names = ("Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf")
+        if self.is_macos:
+            base = self.app_support()
+        elif self.is_windows:
+            base = self.appdata()
+        else:
+            base = self.xdg_config()
+        return [base / name / "User" for name in names]
+
+
+# --------------------------------------------------------------------------- protocol
+
+
+class Reader(Protocol):
+    """One agent host. Implementations are small classes registered in ``READERS``."""
+
+    #: Identifier used in config, CLI filters and the database ("claude-code").
+    host: ClassVar[str]
+    #: Human name ("Claude Code").
+    name: ClassVar[str]
+    #: Bump whenever the reader's output changes: the host's files are re-read once.
+    version: ClassVar[int]
+    kind: ClassVar[Kind]
+
+    def roots(self, env: HostEnv) -> list[Path]:
+        """Default directories to watch and scan, existing or not."""
+        ...
+
+    def source_for(self, path: Path) -> Path | None:
+        """The transcript file to (re)index when ``path`` is created or changed
+        (``opencode.db-wal`` -> ``opencode.db``), or None if it is not ours."""
+        ...
+
+    def discover(self, root: Path) -> Iterator[Path]:
+        """Every transcript file under ``root`` (may name files outside it)."""
+        ...
+
+    def read(self, path: Path, prev: Cursor | None, opts: ReaderOptions) -> ReadResult:
+        """Turns from ``path``. ``prev`` is None for a fresh read from the start.
+
+        Raises OSError when the file cannot be read (vanished, unreadable); the
+        indexer logs it and keeps what is already indexed.
+        """
+        ...
+
+
+def walk_files(root: Path) -> Iterator[Path]:
+    """Every regular file under ``root``, not following symlinked directories
+    (so a symlink loop under a root cannot trap the walk)."""
+    try:
+        if root.is_file():
+            yield root
+            return
+    except OSError:
+        return
+    for dirpath, dirnames, filenames in os.walk(root, onerror=lambda _e: None):
+        dirnames.sort()
+        for name in sorted(filenames):
+            yield Path(dirpath) / name
+
+
+class BaseReader:
+    """Defaults for :class:`Reader`: discovery by walking roots through ``source_for``."""
+
+    host: ClassVar[str]
+    name: ClassVar[str]
+    version: ClassVar[int]
+    kind: ClassVar[Kind]
+
+    def roots(self, env: HostEnv) -> list[Path]:
+        raise NotImplementedError
+
+    def source_for(self, path: Path) -> Path | None:
+        raise NotImplementedError
+
+    def discover(self, root: Path) -> Iterator[Path]:
+        seen: set[Path] = set()
+        for path in walk_files(root):
+            source = self.source_for(path)
+            if source is not None and source not in seen:
+                seen.add(source)
+                yield source
+
+    def read(self, path: Path, prev: Cursor | None, opts: ReaderOptions) -> ReadResult:
+        raise NotImplementedError
+
+
+# --------------------------------------------------------------------------- JSONL tailing
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """One complete line of a file: its byte offset, 1-based number and content."""
+
+    offset: int
+    number: int
+    raw: bytes
+
+
+@dataclass(slots=True)
+class Tail:
+    """Reads the complete lines of a file from a byte position.
+
+    Stops before a half-written last line (no trailing newline), so ``end`` is
+    always just after the last complete line. Lines longer than ``max_line_bytes``
+    are skipped without being held in memory and reported in ``problems``.
+    """
+
+    path: Path
+    start: int = 0
+    first_line_number: int = 1
+    max_line_bytes: int = 16 * 1024 * 1024
+    end: int = 0
+    lines_read: int = 0
+    problems: list[Problem] = field(default_factory=list)
+
+    def __iter__(self) -> Iterator[Line]:
+        with open(self.path, "rb") as fh:
+            yield from self.iter_stream(fh)
+
+    def iter_stream(self, fh: IO[bytes]) -> Iterator[Line]:
+        """Like iterating, but over an already open binary stream (e.g. zstd)."""
+        if self.start:
+            fh.seek(self.start)
+        offset = self.start
+        self.end = self.start
+        number = self.first_line_number
+        chunk_size = 1 << 20
+        pending = bytearray()
+        pending_offset = offset
+        oversized = False
+        while True:
+            chunk = fh.read(chunk_size)
+            if not chunk:
+                break
+            begin = 0
+            while True:
+                nl = chunk.find(b"\n", begin)
+                if nl < 0:
+                    piece = chunk[begin:]
+                    if not oversized:
+                        pending += piece
+                        if len(pending) > self.max_line_bytes:
+                            oversized = True
+                            pending.clear()
+                    offset += len(piece)
+                    break
+                piece = chunk[begin:nl]
+                offset += len(piece) + 1
+                if oversized or len(pending) + len(piece) > self.max_line_bytes:
+                    self.problems.append(
+                        Problem(
+                            f"line longer than {self.max_line_bytes} bytes skipped",
+                            line=number,
+                            offset=pending_offset,
+                        )
+                    )
+                else:
+                    pending += piece
+                    raw = bytes(pending)
+                    if raw.strip():
+                        yield Line(pending_offset, number, raw)
+                pending.clear()
+                oversized = False
+                number += 1
+                self.lines_read += 1
+                self.end = offset
+                pending_offset = offset
+                begin = nl + 1
+
+
+def tail_jsonl(
+    path: Path, prev: Cursor | None, opts: ReaderOptions
+) -> tuple[Tail, Iterator[tuple[Line, Any]]]:
+    """Tail a JSONL file from ``prev``; yields ``(line, parsed object)``.
+
+    Malformed lines are recorded in ``tail.problems`` and skipped. The caller
+    saves ``tail.end`` as the new position and ``tail.first_line_number +
+    tail.lines_read`` (see :func:`next_line_number`) in its state.
+    """
+    start = prev.position if prev else 0
+    first = int(prev.state.get("line", 1)) if prev else 1
+    tail = Tail(path, start=start, first_line_number=first, max_line_bytes=opts.max_line_bytes)
+    return tail, _parse_lines(tail, iter(tail))
+
+
+def _parse_lines(tail: Tail, lines: Iterator[Line]) -> Iterator[tuple[Line, Any]]:
+    for line in lines:
+        try:
+            obj = json.loads(line.raw)
+        except (ValueError, RecursionError) as exc:
+            tail.problems.append(Problem(f"malformed JSON: {exc}", line.number, line.offset))
+            continue
+        yield line, obj
+
+
+def parse_lines(tail: Tail, lines: Iterator[Line]) -> Iterator[tuple[Line, Any]]:
+    """Parse already-tailed lines as JSON (malformed ones go to ``tail.problems``)."""
+    return _parse_lines(tail, lines)
+
+
+def next_line_number(tail: Tail) -> int:
+    return tail.first_line_number + tail.lines_read
+
+
+# --------------------------------------------------------------------------- values
+
+
+def parse_time(value: Any) -> float | None:
+    """Unix seconds from an ISO-8601 string or a number in s/ms/us; None if absent."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        v = float(value)
+        if v > 1e14:  # microseconds
+            return v / 1e6
+        if v > 1e11:  # milliseconds
+            return v / 1e3
+        return v if v > 0 else None
+    if isinstance(value, str):
+        text = value.strip()
+        if not text:
+            return None
+        if re.fullmatch(r"-?\d+(\.\d+)?", text):
+            return parse_time(float(text))
+        if text.endswith("Z"):
+            text = text[:-1] + "+00:00"
+        try:
+            dt = datetime.fromisoformat(text)
+        except ValueError:
+            return None
+        if dt.tzinfo is None:
+            dt = dt.replace(tzinfo=timezone.utc)
+        return dt.timestamp()
+    return None
+
+
+def block_texts(content: Any, types: Iterable[str] = ("text",)) -> list[str]:
+    """Texts of content blocks of the given types; a plain string is one text."""
+    if isinstance(content, str):
+        return [content]
+    wanted = set(types)
+    out: list[str] = []
+    if isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict) and block.get("type") in wanted:
+                text = block.get("text")
+                if isinstance(text, str):
+                    out.append(text)
+            elif isinstance(block, str):
+                out.append(block)
+    return out
+
+
+def clean_text(text: str) -> str:
+    """Normalise line endings and strip; the store indexes what this returns."""
+    return text.replace("\r\n", "\n").strip()
+
+
+def content_key(*parts: object) -> str:
+    """A short stable hash for turn keys where the host gives no id."""
+    digest = hashlib.sha1(usedforsecurity=False)
+    for part in parts:
+        digest.update(str(part).encode("utf-8", "surrogatepass"))
+        digest.update(b"\x00")
+    return digest.hexdigest()[:20]
+
+
+def resume_in(project: str | None, *command: str) -> str:
+    """A resume command, prefixed with ``cd <project> &&`` when the host needs the cwd."""
+    cmd = " ".join(shlex.quote(part) for part in command)
+    if project:
+        return f"cd {shlex.quote(project)} && {cmd}"
+    return cmd
+
+
+def first_line_title(text: str, limit: int = 80) -> str:
+    """A title from a prompt: its first non-empty line, cut to ``limit`` characters."""
+    for line in text.splitlines():
+        line = line.strip()
+        if line:
+            return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+    return ""
+
+
+# Tools that bring content from outside the machine into the conversation. An
+# assistant turn written after one of these ran is marked tainted.
+_EXTERNAL_TOOL = re.compile(
+    r"(web_?fetch|web_?search|fetch_?url|url_?fetch|google_?search|browser|browse|"
+    r"playwright|puppeteer|firecrawl|tavily|exa_search|brave_search|perplexity|http_?get|"
+    r"curl|read_?url|scrape)",
+    re.IGNORECASE,
+)
+
+
+def is_external_tool(name: str | None) -> bool:
+    """True for tool names that read untrusted content from outside the machine."""
+    return bool(name) and _EXTERNAL_TOOL.search(name or "") is not None
+
+
+def read_json_document(path: Path, max_bytes: int = 256 * 1024 * 1024) -> Any:
+    """Load a whole JSON document. Raises ValueError for a truncated/garbled one
+    (a document caught mid-write) and OSError if it cannot be read."""
+    size = path.stat().st_size
+    if size > max_bytes:
+        raise ValueError(f"document larger than {max_bytes} bytes")
+    with open(path, "rb") as fh:
+        return json.loads(fh.read())

@@ -1,0 +1,32 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Every test gets its own HOME and BACKSCROLL_HOME: nothing touches the real ones."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("BACKSCROLL_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
+    for var in (
+        "BACKSCROLL_CONFIG",
+        "BACKSCROLL_SOCKET",
+        "CLAUDE_CONFIG_DIR",
+        "CODEX_HOME",
+        "COPILOT_HOME",
+        "GEMINI_CLI_HOME",
+        "PI_CODING_AGENT_DIR",
+        "HERMES_HOME",
+        "CONTINUE_GLOBAL_DIR",
+        "CLAUDE_CODE_SESSION_ID",
+    ):
+        monkeypatch.delenv(var, raising=False)
+    yield home

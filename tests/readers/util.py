@@ -1,0 +1,109 @@
+"""Shared helpers for reader tests: fixtures, and the store's semantics in memory.
+
+:class:`MemoryIndex` applies :class:`ReadResult` objects the way the SQLite store
+does (upsert by key, ``replace`` drops the file's other turns, ``replaced_sessions``
+drops those sessions' other turns), so reader tests can check that reading a
+file incrementally gives the same turns as reading it fresh.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from backscroll.model import Cursor, ReaderOptions, ReadResult, Session, Turn
+from backscroll.readers.base import Reader
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+def fixture(host: str, name: str) -> Path:
+    path = FIXTURES / host / name
+    assert path.exists(), f"missing fixture {path}"
+    return path
+
+
+@dataclass
+class MemoryIndex:
+    turns: dict[tuple[str, str], Turn] = field(default_factory=dict)
+    sessions: dict[str, Session] = field(default_factory=dict)
+    cursor: Cursor | None = None
+
+    def apply(self, result: ReadResult) -> None:
+        assert result.unsupported is None, result.unsupported
+        if result.replace:
+            self.turns.clear()
+        for sid in result.replaced_sessions | result.removed_sessions:
+            for k in [k for k in self.turns if k[0] == sid]:
+                del self.turns[k]
+        for sid in result.removed_sessions:
+            self.sessions.pop(sid, None)
+        for turn in result.turns:
+            self.turns[(turn.session_id, turn.key)] = turn
+        for s in result.sessions:
+            old = self.sessions.get(s.session_id)
+            if old is None:
+                self.sessions[s.session_id] = s
+            else:
+                self.sessions[s.session_id] = Session(
+                    s.session_id,
+                    project=s.project or old.project,
+                    title=s.title or old.title,
+                    started_at=s.started_at if s.started_at is not None else old.started_at,
+                    updated_at=s.updated_at if s.updated_at is not None else old.updated_at,
+                    resume_command=s.resume_command or old.resume_command,
+                    parent_session_id=s.parent_session_id or old.parent_session_id,
+                )
+        self.cursor = Cursor(result.position, dict(result.state))
+
+    def read(self, reader: Reader, path: Path, opts: ReaderOptions | None = None) -> ReadResult:
+        result = reader.read(path, self.cursor, opts or ReaderOptions())
+        self.apply(result)
+        return result
+
+    def texts(self, role: str | None = None) -> list[str]:
+        ordered = sorted(self.turns.values(), key=lambda t: (t.session_id, t.seq, t.key))
+        return [t.text for t in ordered if role is None or t.role == role]
+
+    def comparable(self) -> dict[tuple[str, str], tuple[str, str, float | None, bool, bool]]:
+        return {
+            k: (t.role, t.text, t.timestamp, t.tainted, t.subagent)
+            for k, t in self.turns.items()
+        }
+
+
+def read_fresh(reader: Reader, path: Path, opts: ReaderOptions | None = None) -> MemoryIndex:
+    index = MemoryIndex()
+    index.read(reader, path, opts)
+    return index
+
+
+def grow_file_incrementally(
+    reader: Reader,
+    source: Path,
+    dest: Path,
+    cuts: list[int],
+    opts: ReaderOptions | None = None,
+) -> MemoryIndex:
+    """Write ``source`` to ``dest`` in pieces ending at the byte ``cuts`` (any
+    offsets, mid-line included), reading incrementally after each piece, as the
+    daemon would while a host appends. Returns the resulting index."""
+    data = source.read_bytes()
+    index = MemoryIndex()
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_bytes(b"")
+    written = 0
+    for cut in [*sorted(c for c in cuts if 0 < c < len(data)), len(data)]:
+        with open(dest, "ab") as fh:
+            fh.write(data[written:cut])
+        written = cut
+        index.read(reader, dest, opts)
+    return index
+
+
+def copy_fixture(host: str, name: str, dest_dir: Path, new_name: str | None = None) -> Path:
+    dest_dir.mkdir(parents=True, exist_ok=True)
+    dest = dest_dir / (new_name or name)
+    shutil.copyfile(fixture(host, name), dest)
+    return dest
