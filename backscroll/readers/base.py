@@ -90,6 +90,10 @@ class Reader(Protocol):
     #: Bump whenever the reader's output changes: the host's files are re-read once.
     version: ClassVar[int]
     kind: ClassVar[Kind]
+    #: File names this host keeps inside project directories rather than under a
+    #: root (Aider's ``.aider.chat.history.md``); the indexer looks for them in the
+    #: project directories other hosts' sessions name.
+    project_files: ClassVar[tuple[str, ...]]
 
     def roots(self, env: HostEnv) -> list[Path]:
         """Default directories to watch and scan, existing or not."""
@@ -135,6 +139,7 @@ class BaseReader:
     name: ClassVar[str]
     version: ClassVar[int]
     kind: ClassVar[Kind]
+    project_files: ClassVar[tuple[str, ...]] = ()
 
     def roots(self, env: HostEnv) -> list[Path]:
         raise NotImplementedError
