@@ -68,8 +68,7 @@ class MemoryIndex:
 
     def comparable(self) -> dict[tuple[str, str], tuple[str, str, float | None, bool, bool]]:
         return {
-            k: (t.role, t.text, t.timestamp, t.tainted, t.subagent)
-            for k, t in self.turns.items()
+            k: (t.role, t.text, t.timestamp, t.tainted, t.subagent) for k, t in self.turns.items()
         }
 
 
