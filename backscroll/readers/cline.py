@@ -1,0 +1,184 @@
+"""Cline: VS Code extension tasks, and the Cline CLI/SDK session store.
+
+- Extension (``saoudrizwan.claude-dev``): ``tasks/<task id>/ui_messages.json`` under
+  every VS Code-family editor; parsed by :mod:`backscroll.readers.cline_ui`. The
+  project comes from the ``# Current Working Directory (...)`` line Cline puts
+  in each ``api_req_started`` request, else from the ``cwdOnTaskInitialization``
+  of the task's item in ``state/taskHistory.json``.
+- CLI / JetBrains / SDK: ``~/.cline/data/sessions/<id>/<id>.messages.json``
+  (``CLINE_DATA_DIR`` moves ``~/.cline/data``, ``CLINE_DIR`` moves ``~/.cline``),
+  a ``{version: 1, sessionId, messages: MessageParam[]}`` document written by
+  ``buildMessagesFilePayload`` in cline/cline ``sdk/packages/core``; the sibling
+  ``<id>.json`` manifest gives cwd, start time and title. Sub-agent message files
+  in the same directory are not indexed.
+
+No resume command: an extension task is reopened from Cline's History view; a
+CLI session is listed by ``cline history`` and reopened from there (flags unverified).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar
+
+from backscroll.model import Cursor, Problem, ReaderOptions, ReadResult, Role, Session, Turn
+from backscroll.readers.base import (
+    HostEnv,
+    block_texts,
+    clean_text,
+    content_key,
+    first_line_title,
+    is_external_tool,
+    parse_time,
+    read_json_document,
+)
+from backscroll.readers.cline_ui import CLINE_IDS, TaskStoreReader, UiParse
+
+_MESSAGES_SUFFIX = ".messages.json"
+_CLI_VERSIONS = (1,)
+
+
+def _cli_messages_file(path: Path) -> Path | None:
+    """``sessions/<id>/<id>.messages.json`` for a changed file of a CLI session."""
+    session_dir = path.parent
+    if session_dir.parent.name != "sessions":
+        return None
+    sid = session_dir.name
+    if path.name in (f"{sid}{_MESSAGES_SUFFIX}", f"{sid}.json"):
+        return session_dir / f"{sid}{_MESSAGES_SUFFIX}"
+    return None
+
+
+def _task_history_item(ui_path: Path, task_id: str) -> dict[str, Any]:
+    """The task's item in ``<globalStorage>/state/taskHistory.json``, or {}."""
+    index = ui_path.parent.parent.parent / "state" / "taskHistory.json"
+    try:
+        items = read_json_document(index)
+    except (OSError, ValueError):
+        return {}
+    if isinstance(items, list):
+        for item in items:
+            if isinstance(item, dict) and str(item.get("id")) == task_id:
+                return item
+    return {}
+
+
+class ClineReader(TaskStoreReader):
+    host: ClassVar[str] = "cline"
+    name: ClassVar[str] = "Cline"
+    version: ClassVar[int] = 1
+    extension_ids: ClassVar[tuple[str, ...]] = CLINE_IDS
+
+    def roots(self, env: HostEnv) -> list[Path]:
+        data = env.var("CLINE_DATA_DIR")
+        if data is None:
+            data = (env.var("CLINE_DIR") or env.home / ".cline") / "data"
+        return [*super().roots(env), data / "sessions"]
+
+    def source_for(self, path: Path) -> Path | None:
+        if path.name.endswith(".json") and path.parent.parent.name == "sessions":
+            return _cli_messages_file(path)
+        return super().source_for(path)
+
+    def read(self, path: Path, prev: Cursor | None, opts: ReaderOptions) -> ReadResult:
+        if path.name.endswith(_MESSAGES_SUFFIX):
+            return _read_cli(path)
+        return super().read(path, prev, opts)
+
+    def session(self, path: Path, session_id: str, parsed: UiParse) -> Session:
+        session = super().session(path, session_id, parsed)
+        if session.project:
+            return session
+        cwd = _task_history_item(path, session_id).get("cwdOnTaskInitialization")
+        if not isinstance(cwd, str) or not cwd:
+            return session
+        return Session(
+            session_id,
+            project=cwd,
+            title=session.title,
+            started_at=session.started_at,
+            updated_at=session.updated_at,
+            resume_command=None,
+        )
+
+
+# --------------------------------------------------------------------------- CLI sessions
+
+
+def _manifest(path: Path, sid: str) -> dict[str, Any]:
+    try:
+        doc = read_json_document(path.parent / f"{sid}.json")
+    except (OSError, ValueError):
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
+def _read_cli(path: Path) -> ReadResult:
+    size = path.stat().st_size
+    doc = read_json_document(path)  # ValueError mid-write: the indexer retries
+    if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):
+        return ReadResult(position=size, unsupported=f"unknown format in {path.name}")
+    version = doc.get("version")
+    if version not in _CLI_VERSIONS:
+        return ReadResult(
+            position=size, unsupported=f"unknown format version {version} in {path.name}"
+        )
+    sid = path.parent.name
+    turns: list[Turn] = []
+    problems: list[Problem] = []
+    tainted = False
+    first_prompt: str | None = None
+    for index, msg in enumerate(doc["messages"]):
+        if not isinstance(msg, dict) or msg.get("role") not in ("user", "assistant", "system"):
+            problems.append(Problem(f"malformed message #{index}: no role"))
+            continue
+        role = msg["role"]
+        content = msg.get("content")
+        text = clean_text("\n\n".join(block_texts(content))) if role != "system" else ""
+        if role == "user" and text:
+            tainted = False
+            first_prompt = first_prompt or text
+        # The text of an assistant message precedes its tool calls: the calls
+        # taint what the assistant writes after their results, not this text.
+        after_external = tainted
+        if role == "assistant" and isinstance(content, list):
+            for block in content:
+                if isinstance(block, dict) and block.get("type") == "tool_use":
+                    tainted = tainted or is_external_tool(str(block.get("name") or ""))
+        if not text:
+            continue  # system prompt, tool results, thinking, images
+        message_id = msg.get("id")
+        key = message_id if isinstance(message_id, str) and message_id else None
+        turn_role: Role = "user" if role == "user" else "assistant"
+        turns.append(
+            Turn(
+                session_id=sid,
+                key=key or f"i{index}:{content_key(role, text)}",
+                role=turn_role,
+                text=text,
+                timestamp=parse_time(msg.get("ts")),
+                seq=index,
+                tainted=after_external and turn_role == "assistant",
+            )
+        )
+    manifest = _manifest(path, sid)
+    metadata = manifest.get("metadata")
+    title = metadata.get("title") if isinstance(metadata, dict) else None
+    if not isinstance(title, str) or not title:
+        title = first_line_title(first_prompt) if first_prompt else None
+    cwd = manifest.get("cwd") or manifest.get("workspace_root")
+    session = Session(
+        sid,
+        project=cwd if isinstance(cwd, str) and cwd else None,
+        title=title,
+        started_at=parse_time(manifest.get("started_at")),
+        updated_at=parse_time(doc.get("updated_at")),
+        resume_command=None,
+    )
+    return ReadResult(
+        turns=tuple(turns),
+        sessions=(session,),
+        position=size,
+        replace=True,
+        problems=tuple(problems),
+    )
