@@ -2,7 +2,7 @@
 
 The fixture in ``tests/fixtures/factory-droid`` is HAND-MADE (droid is closed source
 and no public sample transcript exists): it follows the "Storage kind" and "What to
-index" sections of ``shared/formats/factory-droid/README.md``; see SOURCES.md there.
+index" sections of ``shared/formats/factory-droid/README.md``; see HAND-MADE.md there.
 Marker words sit only in content that must stay out of the index.
 """
 
