@@ -1,0 +1,386 @@
+"""Claude Code: ``~/.claude/projects/<slug>/<session>.jsonl``, append-only JSONL.
+
+Indexed: what the person typed (plain user entries and prompts queued while a turn
+ran), the assistant's ``text`` blocks and compaction summaries. Tool calls, tool
+results, thinking, ``isMeta`` injections, slash-command and shell wrappers, hook
+output and bookkeeping lines stay out. Sub-agent transcripts (``<session>/subagents/
+agent-*.jsonl`` and the older flat ``agent-*.jsonl``) are claimed but only produce
+turns, under the parent session, when ``include_subagents`` is on.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from backscroll.model import Cursor, Kind, ReaderOptions, ReadResult, Role, Session, Turn
+from backscroll.readers.base import (
+    BaseReader,
+    HostEnv,
+    block_texts,
+    clean_text,
+    content_key,
+    first_line_title,
+    is_external_tool,
+    next_line_number,
+    parse_time,
+    resume_in,
+    tail_jsonl,
+)
+
+#: Entries from a Claude Code version whose major number is above this are not
+#: read: the transcript format is only known up to 2.x.
+MAX_MAJOR_VERSION = 2
+#: How many recent queued-prompt fingerprints are kept to pair a ``queued_command``
+#: attachment with the ``queue-operation remove`` written for the same prompt.
+QUEUE_MEMORY = 32
+
+_TITLE_RANKS = {"custom-title": 4, "ai-title": 3, "summary": 2}
+_TITLE_FIELDS = {"custom-title": "customTitle", "ai-title": "aiTitle", "summary": "summary"}
+_PROMPT_RANK = 1
+
+_STRIPPED_BLOCKS = re.compile(
+    r"<(system-reminder|ide_opened_file|ide_selection)>.*?</\1>\s*", re.DOTALL
+)
+_WRAPPERS = (
+    "<command-name>",
+    "<command-message>",
+    "<command-args>",
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<local-command-caveat>",
+    "<bash-input>",
+    "<bash-stdout>",
+    "<bash-stderr>",
+    "<task-notification>",
+)
+#: Written by the harness into the user's turn when the person pressed Esc.
+_INTERRUPTED = re.compile(r"^\[Request interrupted by user[^\]]*\]$")
+#: Entry ids we trust as keys (real ones are UUIDs; trimmed fixtures are not).
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
+_VERSION = re.compile(r"^(\d+)\.\d+")
+
+
+def is_absolute_path(value: Any) -> bool:
+    """A POSIX or Windows absolute path (guards against placeholder cwds)."""
+    if not isinstance(value, str) or not value:
+        return False
+    return value.startswith(("/", "\\\\")) or re.match(r"^[A-Za-z]:[\\/]", value) is not None
+
+
+def user_text(raw: str) -> str | None:
+    """The prose of a user text, or None for harness wrappers and empty texts."""
+    text = clean_text(_STRIPPED_BLOCKS.sub("", raw))
+    if not text or text.startswith(_WRAPPERS) or _INTERRUPTED.match(text):
+        return None
+    return text
+
+
+@dataclass
+class _State:
+    """What a read carries over to the next one (kept small and JSON-friendly)."""
+
+    line: int = 1
+    session_id: str | None = None
+    cwd: str | None = None
+    started_at: float | None = None
+    updated_at: float | None = None
+    title: str | None = None
+    title_rank: int = 0
+    tainted: bool = False
+    #: Fingerprints of queued prompts indexed from attachments / from ``remove``
+    #: lines, not yet paired with their twin.
+    queued: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+
+    @classmethod
+    def load(cls, prev: Cursor | None) -> _State:
+        if prev is None:
+            return cls()
+        s = prev.state
+        return cls(
+            line=int(s.get("line", 1)),
+            session_id=s.get("sid"),
+            cwd=s.get("cwd"),
+            started_at=s.get("started"),
+            updated_at=s.get("updated"),
+            title=s.get("title"),
+            title_rank=int(s.get("rank", 0)),
+            tainted=bool(s.get("taint", False)),
+            queued=list(s.get("q", [])),
+            removed=list(s.get("r", [])),
+        )
+
+    def dump(self) -> dict[str, Any]:
+        return {
+            "line": self.line,
+            "sid": self.session_id,
+            "cwd": self.cwd,
+            "started": self.started_at,
+            "updated": self.updated_at,
+            "title": self.title,
+            "rank": self.title_rank,
+            "taint": self.tainted,
+            "q": self.queued[-QUEUE_MEMORY:],
+            "r": self.removed[-QUEUE_MEMORY:],
+        }
+
+    def offer_title(self, title: str, rank: int) -> None:
+        title = first_line_title(title)
+        if not title:
+            return
+        # A rename (same rank, newer line) wins; the first prompt is only a fallback.
+        if rank > self.title_rank or (rank == self.title_rank and rank > _PROMPT_RANK):
+            self.title, self.title_rank = title, rank
+
+
+@dataclass(frozen=True, slots=True)
+class _File:
+    """Which kind of transcript a path is and which session its turns belong to."""
+
+    session_id: str | None  # None: learn it from the entries (old flat sub-agent files)
+    subagent: bool
+    key_prefix: str
+
+
+def _classify(path: Path) -> _File:
+    stem = path.name[: -len(".jsonl")]
+    if path.parent.name == "subagents":
+        return _File(path.parent.parent.name, True, f"{stem}:")
+    if stem.startswith("agent-"):
+        return _File(None, True, f"{stem}:")
+    return _File(stem, False, "")
+
+
+class ClaudeCodeReader(BaseReader):
+    host: ClassVar[str] = "claude-code"
+    name: ClassVar[str] = "Claude Code"
+    version: ClassVar[int] = 1
+    kind: ClassVar[Kind] = "append"
+
+    def roots(self, env: HostEnv) -> list[Path]:
+        config_dir = env.var("CLAUDE_CONFIG_DIR") or env.home / ".claude"
+        roots = [config_dir / "projects", env.xdg_config() / "claude" / "projects"]
+        return list(dict.fromkeys(roots))
+
+    def source_for(self, path: Path) -> Path | None:
+        if path.suffix != ".jsonl" or "tool-results" in path.parts:
+            return None
+        parents = path.parents
+        if len(parents) >= 2 and parents[1].name == "projects":
+            return path  # projects/<slug>/<session>.jsonl or the old flat agent-*.jsonl
+        if (
+            len(parents) >= 4
+            and parents[0].name == "subagents"
+            and path.name.startswith("agent-")
+            and parents[3].name == "projects"
+        ):
+            return path  # projects/<slug>/<session>/subagents/agent-<id>.jsonl
+        return None
+
+    def read(self, path: Path, prev: Cursor | None, opts: ReaderOptions) -> ReadResult:
+        file = _classify(path)
+        if file.subagent and not opts.include_subagents:
+            # Claimed so nothing else picks it up; read nothing so that turning the
+            # option on later indexes the whole file on its next change.
+            return ReadResult(position=0, replace=True)
+        state = _State.load(prev)
+        if state.session_id is None:
+            state.session_id = file.session_id
+        parser = _Parser(path, file, state)
+        tail, lines = tail_jsonl(path, prev, opts)
+        for line, obj in lines:
+            if not isinstance(obj, dict):
+                continue
+            unsupported = parser.check_version(obj)
+            if unsupported:
+                return ReadResult(unsupported=f"{unsupported} in {path.name}")
+            parser.entry(obj, line.offset)
+        state.line = next_line_number(tail)
+        return ReadResult(
+            turns=tuple(parser.turns),
+            sessions=parser.sessions(),
+            position=tail.end,
+            state=state.dump(),
+            replace=prev is None or prev.position == 0,
+            problems=tuple(tail.problems),
+        )
+
+
+class _Parser:
+    """Turns entries into turns, updating the carried-over state as it goes."""
+
+    def __init__(self, path: Path, file: _File, state: _State) -> None:
+        self.path = path
+        self.file = file
+        self.state = state
+        self.turns: list[Turn] = []
+        self.saw_entry = False
+
+    def check_version(self, obj: dict[str, Any]) -> str | None:
+        version = obj.get("version")
+        if isinstance(version, str):
+            match = _VERSION.match(version)
+            if match and int(match.group(1)) > MAX_MAJOR_VERSION:
+                return f"unknown format version {version}"
+        return None
+
+    # ------------------------------------------------------------------ entries
+
+    def entry(self, obj: dict[str, Any], offset: int) -> None:
+        self.saw_entry = True
+        state = self.state
+        kind = obj.get("type")
+        ts = parse_time(obj.get("timestamp"))
+        if ts is None and kind == "file-history-snapshot":
+            snapshot = obj.get("snapshot")
+            ts = parse_time(snapshot.get("timestamp")) if isinstance(snapshot, dict) else None
+        if ts is not None:
+            if state.started_at is None:
+                state.started_at = ts
+            state.updated_at = ts if state.updated_at is None else max(state.updated_at, ts)
+        if state.cwd is None and is_absolute_path(obj.get("cwd")):
+            state.cwd = obj["cwd"]
+        if state.session_id is None and isinstance(obj.get("sessionId"), str):
+            state.session_id = obj["sessionId"]
+
+        if kind == "user":
+            self.user(obj, offset, ts)
+        elif kind == "assistant":
+            self.assistant(obj, offset, ts)
+        elif kind == "attachment":
+            self.queued_command(obj, offset, ts)
+        elif kind == "queue-operation":
+            self.queue_remove(obj, offset, ts)
+        elif kind in _TITLE_RANKS and not self.file.subagent:
+            title = obj.get(_TITLE_FIELDS[kind])
+            if isinstance(title, str):
+                state.offer_title(title, _TITLE_RANKS[kind])
+
+    def user(self, obj: dict[str, Any], offset: int, ts: float | None) -> None:
+        if obj.get("isMeta"):
+            return
+        message = obj.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        if obj.get("isCompactSummary"):
+            text = clean_text("\n\n".join(block_texts(content)))
+            if text:
+                self.add(self.entry_key(obj, offset), "summary", text, ts, offset)
+            return
+        texts = [t for t in (user_text(raw) for raw in block_texts(content)) if t]
+        if not texts:
+            return
+        self.state.tainted = False  # a new exchange starts with the person's prompt
+        base = self.entry_key(obj, offset)
+        for i, text in enumerate(texts):
+            key = base if len(texts) == 1 else f"{base}#{i}"
+            self.add(key, "user", text, ts, offset + i)
+        if not self.file.subagent:
+            self.state.offer_title(texts[0], _PROMPT_RANK)
+
+    def assistant(self, obj: dict[str, Any], offset: int, ts: float | None) -> None:
+        message = obj.get("message")
+        if obj.get("isApiErrorMessage") or not isinstance(message, dict):
+            return
+        if message.get("model") == "<synthetic>":
+            return  # harness-written stand-ins ("No response requested."), not model prose
+        content = message.get("content")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        if not isinstance(blocks, list):
+            return
+        found: list[tuple[str, bool]] = []
+        for block in blocks:
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "tool_use" and is_external_tool(block.get("name")):
+                self.state.tainted = True
+            elif block.get("type") == "text" and isinstance(block.get("text"), str):
+                text = clean_text(block["text"])
+                if text:
+                    found.append((text, self.state.tainted))
+        base = self.entry_key(obj, offset)
+        for i, (text, tainted) in enumerate(found):
+            key = base if len(found) == 1 else f"{base}#{i}"
+            self.add(key, "assistant", text, ts, offset + i, tainted=tainted)
+
+    def queued_command(self, obj: dict[str, Any], offset: int, ts: float | None) -> None:
+        attachment = obj.get("attachment")
+        if not isinstance(attachment, dict) or attachment.get("type") != "queued_command":
+            return
+        if obj.get("isMeta") or attachment.get("isMeta"):
+            return
+        texts = [t for t in (user_text(raw) for raw in block_texts(attachment.get("prompt"))) if t]
+        if not texts:
+            return
+        text = "\n\n".join(texts)
+        fingerprint = content_key(text)
+        if fingerprint in self.state.removed:  # its ``remove`` twin came first
+            self.state.removed.remove(fingerprint)
+            return
+        self.state.queued.append(fingerprint)
+        when = ts if ts is not None else parse_time(attachment.get("timestamp"))
+        self.add(self.entry_key(obj, offset), "user", text, when, offset)
+
+    def queue_remove(self, obj: dict[str, Any], offset: int, ts: float | None) -> None:
+        if obj.get("operation") != "remove" or not isinstance(obj.get("content"), str):
+            return
+        text = user_text(obj["content"])
+        if not text:
+            return
+        fingerprint = content_key(text)
+        if fingerprint in self.state.queued:  # already indexed from its attachment
+            self.state.queued.remove(fingerprint)
+            return
+        self.state.removed.append(fingerprint)
+        self.add(f"{self.file.key_prefix}o:{offset}", "user", text, ts, offset)
+
+    # ------------------------------------------------------------------ output
+
+    def entry_key(self, obj: dict[str, Any], offset: int) -> str:
+        uuid = obj.get("uuid")
+        base = uuid if isinstance(uuid, str) and _ID.match(uuid) else f"o:{offset}"
+        return f"{self.file.key_prefix}{base}"
+
+    def add(
+        self,
+        key: str,
+        role: Role,
+        text: str,
+        ts: float | None,
+        seq: int,
+        *,
+        tainted: bool = False,
+    ) -> None:
+        session_id = self.state.session_id or self.path.name[: -len(".jsonl")]
+        self.turns.append(
+            Turn(
+                session_id=session_id,
+                key=key,
+                role=role,
+                text=text,
+                timestamp=ts,
+                seq=seq,
+                tainted=tainted,
+                subagent=self.file.subagent,
+            )
+        )
+
+    def sessions(self) -> tuple[Session, ...]:
+        state = self.state
+        if not self.saw_entry or state.session_id is None:
+            return ()
+        if self.file.subagent:
+            # The parent's own file owns its metadata; a sub-agent may run elsewhere.
+            return (Session(state.session_id),)
+        return (
+            Session(
+                state.session_id,
+                project=state.cwd,
+                title=state.title,
+                started_at=state.started_at,
+                updated_at=state.updated_at,
+                resume_command=resume_in(state.cwd, "claude", "--resume", state.session_id),
+            ),
+        )

@@ -1,0 +1,506 @@
+"""Claude Code reader, against the real samples in ``tests/fixtures/claude-code``.
+
+The samples are copied into the layout Claude Code writes (``projects/<slug>/
+<uuid>.jsonl``, ``<session>/subagents/agent-<id>.jsonl``) because the layout decides
+the session id. A few tests append hand-made lines to a real sample; each such line
+follows a record shape from ``shared/formats/claude-code/README.md`` section 4.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from backscroll.model import Cursor, ReaderOptions
+from backscroll.readers.base import HostEnv, parse_time
+from backscroll.readers.claude_code import ClaudeCodeReader
+from tests.readers.util import (
+    MemoryIndex,
+    copy_fixture,
+    fixture,
+    grow_file_incrementally,
+    read_fresh,
+)
+
+HOST = "claude-code"
+READER = ClaudeCodeReader()
+SLUG = "-home-u-proj"
+SESSION = "0b0c8f9e-5f1a-4c47-9d7e-3f2b8a1c6d10"
+PARENT = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
+WITH_SUBAGENTS = ReaderOptions(include_subagents=True)
+
+TOOL_HEAVY = "spotter-tool_heavy.jsonl"
+COMPACTION = "spotter-4d5611e5-lines745-775-compaction.jsonl"
+SUBAGENT = "spotter-ae4a77f8-subagents-agent-aac57f5.jsonl"
+SYNTHETIC = "agent-sessions-stage0-small-synthetic.jsonl"
+
+
+def main_file(tmp_path: Path, name: str) -> Path:
+    return copy_fixture(HOST, name, tmp_path / "projects" / SLUG, f"{SESSION}.jsonl")
+
+
+def subagent_file(tmp_path: Path) -> Path:
+    folder = tmp_path / "projects" / SLUG / PARENT / "subagents"
+    return copy_fixture(HOST, SUBAGENT, folder, "agent-aac57f5.jsonl")
+
+
+def roles(index: MemoryIndex) -> Counter[str]:
+    return Counter(t.role for t in index.turns.values())
+
+
+def all_text(index: MemoryIndex) -> str:
+    return "\n".join(index.texts())
+
+
+def append_lines(path: Path, *entries: dict[str, Any]) -> None:
+    with open(path, "a", encoding="utf-8") as fh:
+        for entry in entries:
+            fh.write(json.dumps(entry) + "\n")
+
+
+def cuts_for(path: Path, step: int = 1777) -> list[int]:
+    """Cut points mid-line and at line ends."""
+    data = path.read_bytes()
+    ends = [i + 1 for i, b in enumerate(data) if b == 0x0A]
+    return sorted({*range(1, len(data), step), *ends[::3]})
+
+
+def assert_hidden(index: MemoryIndex, source: Path, word: str) -> None:
+    assert word in source.read_text(encoding="utf-8"), f"{word!r} not in the sample"
+    assert word not in all_text(index), f"{word!r} leaked into a turn"
+
+
+# --------------------------------------------------------------------------- samples
+
+
+def test_tool_heavy_session_indexes_prompts_and_prose_only(tmp_path: Path) -> None:
+    path = main_file(tmp_path, TOOL_HEAVY)
+    index = read_fresh(READER, path)
+    assert roles(index) == {"user": 2, "assistant": 1}
+    assert index.texts("user") == [
+        "start phoenix in background",
+        "scrolling back in xterm.js still does not work (maybe because outer web catches"
+        " it)? websearch xterm.js tmux interactions",
+    ]
+    assert index.texts("assistant")[0].startswith("Phoenix server is starting in the background.")
+
+
+def test_tool_results_tool_calls_thinking_and_wrappers_are_not_searchable(tmp_path: Path) -> None:
+    path = main_file(tmp_path, TOOL_HEAVY)
+    index = read_fresh(READER, path)
+    assert_hidden(index, path, "JSONSerializer")  # tool result
+    assert_hidden(index, path, "run_in_background")  # tool_use input
+    assert_hidden(index, path, "possibly because the outer webpage")  # thinking
+    assert_hidden(index, path, "Reconnected to tidewave")  # <local-command-stdout>
+    assert_hidden(index, path, "local-command-caveat")  # isMeta
+    assert_hidden(index, path, "[Request interrupted by user]")  # harness marker
+
+
+def test_tool_heavy_session_metadata(tmp_path: Path) -> None:
+    path = main_file(tmp_path, TOOL_HEAVY)
+    session = read_fresh(READER, path).sessions[SESSION]
+    assert session.project == "/home/marco/projects/spotter"
+    assert session.title == "start phoenix in background"
+    # The first line is a file-history-snapshot whose time sits at snapshot.timestamp.
+    assert session.started_at == parse_time("2026-02-10T22:57:54.764Z")
+    assert session.updated_at == parse_time("2026-02-10T22:59:46.748Z")
+    assert session.resume_command == f"cd /home/marco/projects/spotter && claude --resume {SESSION}"
+
+
+def test_turn_keys_are_entry_uuids_and_times_are_entry_times(tmp_path: Path) -> None:
+    index = read_fresh(READER, main_file(tmp_path, TOOL_HEAVY))
+    turn = index.turns[(SESSION, "5440873c-2d59-4c8c-88ec-c0a8c38a027d")]
+    assert turn.text == "start phoenix in background"
+    assert turn.timestamp == parse_time("2026-02-10T22:57:54.684Z")
+    seqs = [t.seq for t in sorted(index.turns.values(), key=lambda t: t.seq)]
+    assert len(set(seqs)) == len(seqs)
+
+
+def test_compaction_summary_is_indexed_as_summary(tmp_path: Path) -> None:
+    path = main_file(tmp_path, COMPACTION)
+    index = read_fresh(READER, path)
+    assert roles(index) == {"summary": 1, "assistant": 2}
+    (summary,) = index.texts("summary")
+    assert summary.startswith("This session is being continued from a previous conversation")
+    assert index.texts("assistant") == [
+        "Continuing with spotter-dov.3. Let me fix the two errors in"
+        " `transcript_components.ex` and then proceed with the remaining work.",
+        "Now fix the credo nesting issue by extracting the nested case into a helper.",
+    ]
+    assert_hidden(index, path, "The two immediate issues are already fixed")  # thinking
+    assert_hidden(index, path, "has been updated successfully")  # tool result
+    session = index.sessions[SESSION]
+    assert session.project == "/home/USER/projects/spotter-worktrees/spotter-dov"
+    assert session.title is None  # this slice holds no prompt and no title line
+    assert session.started_at == parse_time("2026-02-12T20:29:01.009Z")
+
+
+def test_synthetic_sample_covers_queued_prompts_and_skips_meta_records(tmp_path: Path) -> None:
+    path = main_file(tmp_path, SYNTHETIC)
+    index = read_fresh(READER, path)
+    # user: "Hello", 4 queued_command attachments, 5 typed prompts (string/text/image+text);
+    # assistant: 5 text blocks (thinking-only, fallback and <synthetic> lines give none).
+    assert roles(index) == {"user": 10, "assistant": 5, "summary": 1}
+    assert index.texts("summary") == ["Summary of prior context."]
+    texts = all_text(index)
+    for word in ("Hello", "I'll list files.", "Done.", "Partial reply", "Listing the files."):
+        assert word in texts
+    assert_hidden(index, path, "Reasoning goes here.")  # thinking
+    assert_hidden(index, path, "file1")  # toolUseResult
+    assert_hidden(index, path, "The user doesn't want to proceed")  # rejected tool result
+    assert_hidden(index, path, "Refused for policy reasons.")  # system api_refusal
+    assert_hidden(index, path, "stage0 placeholder result")  # unknown record type
+    assert_hidden(index, path, "Claude Code: Context usage summary")  # summary line = title only
+
+
+def test_title_prefers_custom_title_over_ai_title_summary_and_prompt(tmp_path: Path) -> None:
+    index = read_fresh(READER, main_file(tmp_path, SYNTHETIC))
+    session = index.sessions[SESSION]
+    assert session.title == "Stage0 small fixture"
+    assert session.project == "/tmp"  # placeholder cwds later in the file are ignored
+    assert session.started_at == parse_time("2025-12-16T00:00:00.000Z")
+    assert session.resume_command == f"cd /tmp && claude --resume {SESSION}"
+
+
+def test_trimmed_ids_fall_back_to_offsets_so_keys_stay_unique(tmp_path: Path) -> None:
+    path = main_file(tmp_path, SYNTHETIC)
+    result = READER.read(path, None, ReaderOptions())
+    keys = [t.key for t in result.turns]
+    assert len(keys) == len(set(keys))
+    assert "u1" in keys and "att-nested-7" in keys
+    assert any(k.startswith("o:") for k in keys)
+
+
+# --------------------------------------------------------------------------- sub-agents
+
+
+def test_subagent_transcript_gives_no_turns_by_default(tmp_path: Path) -> None:
+    path = subagent_file(tmp_path)
+    assert READER.source_for(path) == path
+    result = READER.read(path, None, ReaderOptions())
+    assert result.turns == ()
+    assert result.unsupported is None
+
+
+def test_subagent_turns_go_under_parent_session_when_enabled(tmp_path: Path) -> None:
+    path = subagent_file(tmp_path)
+    index = read_fresh(READER, path, WITH_SUBAGENTS)
+    assert roles(index) == {"user": 1, "assistant": 3}
+    assert {sid for sid, _ in index.turns} == {PARENT}
+    assert all(t.subagent for t in index.turns.values())
+    assert all(key.startswith("agent-aac57f5:") for _, key in index.turns)
+    assert index.texts("user")[0].startswith("Search hex.pm for the latest versions")
+    # The sub-agent neither names nor re-homes the parent session.
+    assert index.sessions[PARENT].title is None
+    assert index.sessions[PARENT].project is None
+
+
+def test_subagent_text_after_web_tools_is_tainted(tmp_path: Path) -> None:
+    index = read_fresh(READER, subagent_file(tmp_path), WITH_SUBAGENTS)
+    ordered = sorted(index.turns.values(), key=lambda t: t.seq)
+    assert [t.tainted for t in ordered if t.role == "assistant"] == [False, True, True]
+    assert_hidden(index, fixture(HOST, SUBAGENT), "Web search results for query")
+
+
+def test_old_flat_agent_file_uses_the_entries_session_id(tmp_path: Path) -> None:
+    path = copy_fixture(HOST, SUBAGENT, tmp_path / "projects" / SLUG, "agent-aac57f5.jsonl")
+    assert READER.source_for(path) == path
+    assert read_fresh(READER, path).turns == {}
+    index = read_fresh(READER, path, WITH_SUBAGENTS)
+    assert {sid for sid, _ in index.turns} == {PARENT}
+    assert len(index.turns) == 4
+
+
+def test_turning_subagents_on_later_indexes_the_whole_file(tmp_path: Path) -> None:
+    path = subagent_file(tmp_path)
+    index = MemoryIndex()
+    index.read(READER, path)
+    assert index.turns == {}
+    index.read(READER, path, WITH_SUBAGENTS)
+    assert len(index.turns) == 4
+
+
+# --------------------------------------------------------------------------- incremental
+
+
+@pytest.mark.parametrize("name", [TOOL_HEAVY, COMPACTION, SYNTHETIC])
+def test_incremental_reads_equal_a_fresh_read(tmp_path: Path, name: str) -> None:
+    fresh = read_fresh(READER, main_file(tmp_path / "a", name))
+    dest = tmp_path / "b" / "projects" / SLUG / f"{SESSION}.jsonl"
+    grown = grow_file_incrementally(
+        READER, fixture(HOST, name), dest, cuts_for(fixture(HOST, name))
+    )
+    assert grown.comparable() == fresh.comparable()
+    assert grown.sessions == fresh.sessions
+
+
+def test_incremental_subagent_reads_equal_a_fresh_read(tmp_path: Path) -> None:
+    fresh = read_fresh(READER, subagent_file(tmp_path / "a"), WITH_SUBAGENTS)
+    dest = tmp_path / "b" / "projects" / SLUG / PARENT / "subagents" / "agent-aac57f5.jsonl"
+    source = fixture(HOST, SUBAGENT)
+    grown = grow_file_incrementally(READER, source, dest, cuts_for(source), WITH_SUBAGENTS)
+    assert grown.comparable() == fresh.comparable()
+
+
+def test_half_written_last_line_waits_for_its_newline(tmp_path: Path) -> None:
+    path = main_file(tmp_path, TOOL_HEAVY)
+    index = read_fresh(READER, path)
+    line = {"type": "user", "uuid": "u-late", "message": {"role": "user", "content": "late"}}
+    raw = json.dumps(line)
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(raw[:20])
+    index.read(READER, path)
+    assert "late" not in index.texts()
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(raw[20:] + "\n")
+    index.read(READER, path)
+    assert index.texts("user")[-1] == "late"
+
+
+def test_title_upgrades_across_reads_but_never_downgrades(tmp_path: Path) -> None:
+    path = main_file(tmp_path, TOOL_HEAVY)
+    index = read_fresh(READER, path)
+    assert index.sessions[SESSION].title == "start phoenix in background"
+    append_lines(path, {"type": "summary", "summary": "Phoenix and xterm", "leafUuid": "x"})
+    index.read(READER, path)
+    assert index.sessions[SESSION].title == "Phoenix and xterm"
+    append_lines(path, {"type": "custom-title", "sessionId": SESSION, "customTitle": "My rename"})
+    index.read(READER, path)
+    assert index.sessions[SESSION].title == "My rename"
+    append_lines(
+        path,
+        {"type": "ai-title", "sessionId": SESSION, "aiTitle": "An AI title"},
+        {"type": "summary", "summary": "Another summary", "leafUuid": "y"},
+    )
+    index.read(READER, path)
+    assert index.sessions[SESSION].title == "My rename"
+    append_lines(
+        path, {"type": "custom-title", "sessionId": SESSION, "customTitle": "Renamed again"}
+    )
+    index.read(READER, path)
+    assert index.sessions[SESSION].title == "Renamed again"
+
+
+# --------------------------------------------------------------------------- hand-made lines
+
+
+def _user(uuid: str, content: Any, **extra: Any) -> dict[str, Any]:
+    return {
+        "type": "user",
+        "uuid": uuid,
+        "timestamp": "2026-02-10T23:00:00.000Z",
+        "message": {"role": "user", "content": content},
+        **extra,
+    }
+
+
+def _assistant(uuid: str, *blocks: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "assistant",
+        "uuid": uuid,
+        "timestamp": "2026-02-10T23:00:01.000Z",
+        "message": {"role": "assistant", "content": list(blocks)},
+    }
+
+
+def _queued(uuid: str, prompt: Any) -> dict[str, Any]:
+    return {
+        "type": "attachment",
+        "uuid": uuid,
+        "timestamp": "2026-02-10T23:00:02.000Z",
+        "attachment": {"type": "queued_command", "prompt": prompt, "commandMode": "prompt"},
+    }
+
+
+def _remove(content: str | None) -> dict[str, Any]:
+    return {
+        "type": "queue-operation",
+        "operation": "remove",
+        "timestamp": "2026-02-10T23:00:03.000Z",
+        "content": content,
+    }
+
+
+def test_assistant_text_after_web_fetch_is_tainted_until_the_next_prompt(tmp_path: Path) -> None:
+    # The sample ends right after WebSearch + WebFetch calls and an interruption.
+    path = main_file(tmp_path, TOOL_HEAVY)
+    index = read_fresh(READER, path)
+    append_lines(path, _assistant("a-after", {"type": "text", "text": "The issue says wheel"}))
+    index.read(READER, path)
+    append_lines(
+        path,
+        _user("u-next", "thanks, now run the tests"),
+        _assistant("a-next", {"type": "text", "text": "Running them."}),
+    )
+    index.read(READER, path)
+    assert index.turns[(SESSION, "a-after")].tainted
+    assert not index.turns[(SESSION, "a-next")].tainted
+    assert not index.turns[(SESSION, "77c5c1c5-b45d-4b7b-b052-a0e4c2c2a976")].tainted
+
+
+def test_text_before_an_external_tool_in_the_same_message_is_not_tainted(tmp_path: Path) -> None:
+    path = main_file(tmp_path, TOOL_HEAVY)
+    append_lines(
+        path,
+        _user("u-a", "look it up"),
+        _assistant(
+            "a-multi",
+            {"type": "text", "text": "Searching first."},
+            {"type": "tool_use", "id": "t1", "name": "mcp__playwright__browser_navigate"},
+            {"type": "text", "text": "Found it."},
+        ),
+    )
+    index = read_fresh(READER, path)
+    assert not index.turns[(SESSION, "a-multi#0")].tainted
+    assert index.turns[(SESSION, "a-multi#1")].tainted
+
+
+def test_system_reminders_and_ide_tags_are_stripped_from_prompts(tmp_path: Path) -> None:
+    path = main_file(tmp_path, TOOL_HEAVY)
+    append_lines(
+        path,
+        _user(
+            "u-ide",
+            [
+                {"type": "text", "text": "<ide_opened_file>The user opened x.py</ide_opened_file>"},
+                {
+                    "type": "text",
+                    "text": "fix the parser<system-reminder>secret reminder</system-reminder>",
+                },
+            ],
+        ),
+        _user("u-bash", "<bash-input>ls</bash-input>"),
+        _user("u-task", "<task-notification>done</task-notification>"),
+        _user(
+            "u-cmd", "<command-message>init</command-message>\n<command-name>/init</command-name>"
+        ),
+    )
+    index = read_fresh(READER, path)
+    assert index.turns[(SESSION, "u-ide")].text == "fix the parser"
+    for key in ("u-bash", "u-task", "u-cmd"):
+        assert (SESSION, key) not in index.turns
+    assert "secret reminder" not in all_text(index)
+
+
+def test_queued_prompt_and_its_remove_twin_index_once_in_either_order(tmp_path: Path) -> None:
+    path = main_file(tmp_path, TOOL_HEAVY)
+    append_lines(
+        path,
+        _queued("q-1", "also check the logs"),
+        _remove("also check the logs"),
+        _remove("and the metrics"),
+        _queued("q-2", [{"type": "text", "text": "and the metrics"}]),
+        _remove(None),  # builds before ~2.1.205 write no text
+    )
+    index = read_fresh(READER, path)
+    queued = [t for t in index.texts("user") if t in ("also check the logs", "and the metrics")]
+    assert queued == ["also check the logs", "and the metrics"]
+    assert index.turns[(SESSION, "q-1")].text == "also check the logs"
+
+
+def test_the_same_queued_text_twice_gives_two_prompts(tmp_path: Path) -> None:
+    path = main_file(tmp_path, TOOL_HEAVY)
+    append_lines(path, _queued("q-a", "continue"), _remove("continue"))
+    index = read_fresh(READER, path)
+    append_lines(path, _queued("q-b", "continue"), _remove("continue"))
+    index.read(READER, path)
+    assert index.texts("user").count("continue") == 2
+    assert read_fresh(READER, path).comparable() == index.comparable()
+
+
+def test_legacy_remove_with_text_is_a_user_prompt(tmp_path: Path) -> None:
+    path = main_file(tmp_path, TOOL_HEAVY)
+    offset = path.stat().st_size
+    append_lines(path, _remove("steer: use port 4001"))
+    index = read_fresh(READER, path)
+    assert index.turns[(SESSION, f"o:{offset}")].text == "steer: use port 4001"
+
+
+def test_api_error_and_synthetic_assistant_lines_are_skipped(tmp_path: Path) -> None:
+    path = main_file(tmp_path, TOOL_HEAVY)
+    error = _assistant("a-err", {"type": "text", "text": "API Error: 500 overloaded"})
+    error["isApiErrorMessage"] = True
+    synthetic = _assistant("a-syn", {"type": "text", "text": "No response requested."})
+    synthetic["message"]["model"] = "<synthetic>"
+    append_lines(path, error, synthetic)
+    index = read_fresh(READER, path)
+    assert "API Error" not in all_text(index)
+    assert "No response requested." not in all_text(index)
+
+
+# --------------------------------------------------------------------------- problems
+
+
+def test_malformed_line_is_reported_and_the_rest_indexed(tmp_path: Path) -> None:
+    path = main_file(tmp_path, TOOL_HEAVY)
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join([*lines[:5], b'{"type": "user", "uuid": \n', *lines[5:]]))
+    result = READER.read(path, None, ReaderOptions())
+    assert [p.line for p in result.problems] == [6]
+    assert Counter(t.role for t in result.turns) == {"user": 2, "assistant": 1}
+
+
+def test_unknown_major_version_is_unsupported(tmp_path: Path) -> None:
+    path = main_file(tmp_path, TOOL_HEAVY)
+    append_lines(path, {**_user("u-v3", "hello"), "version": "3.0.0"})
+    result = READER.read(path, None, ReaderOptions())
+    assert result.unsupported is not None
+    assert "3.0.0" in result.unsupported
+    assert result.turns == ()
+
+
+def test_unknown_version_appended_later_is_unsupported(tmp_path: Path) -> None:
+    path = main_file(tmp_path, TOOL_HEAVY)
+    first = READER.read(path, None, ReaderOptions())
+    append_lines(path, {**_user("u-v3", "hello"), "version": "3.1.0"})
+    again = READER.read(path, Cursor(first.position, first.state), ReaderOptions())
+    assert again.unsupported is not None
+
+
+# --------------------------------------------------------------------------- locations
+
+
+def test_roots_default_to_home_and_xdg_config(tmp_path: Path) -> None:
+    home = tmp_path / "h"
+    roots = READER.roots(HostEnv(home=home, environ={}))
+    assert roots == [home / ".claude" / "projects", home / ".config" / "claude" / "projects"]
+    windows = READER.roots(HostEnv(home=home, environ={}, platform="win32"))
+    assert windows[0] == home / ".claude" / "projects"
+
+
+def test_roots_honour_claude_config_dir(tmp_path: Path) -> None:
+    home = tmp_path / "h"
+    env = HostEnv(home=home, environ={"CLAUDE_CONFIG_DIR": str(tmp_path / "cc")})
+    roots = READER.roots(env)
+    assert roots[0] == tmp_path / "cc" / "projects"
+    assert home / ".claude" / "projects" not in roots
+
+
+def test_source_for_claims_transcripts_only(tmp_path: Path) -> None:
+    projects = tmp_path / "projects"
+    main = projects / SLUG / f"{SESSION}.jsonl"
+    nested = projects / SLUG / SESSION / "subagents" / "agent-a1b2c3.jsonl"
+    flat = projects / SLUG / "agent-a1b2c3.jsonl"
+    assert READER.source_for(main) == main
+    assert READER.source_for(nested) == nested
+    assert READER.source_for(flat) == flat
+    for other in (
+        projects / SLUG / SESSION / "subagents" / "agent-a1b2c3.meta.json",
+        projects / SLUG / SESSION / "tool-results" / "x.jsonl",
+        projects / SLUG / "sessions-index.json",
+        tmp_path / "history.jsonl",
+        projects / "loose.jsonl",
+    ):
+        assert READER.source_for(other) is None, other
+
+
+def test_discover_finds_sessions_and_subagents(tmp_path: Path) -> None:
+    main = main_file(tmp_path, TOOL_HEAVY)
+    nested = subagent_file(tmp_path)
+    (tmp_path / "projects" / SLUG / PARENT / "tool-results").mkdir(parents=True)
+    (tmp_path / "projects" / SLUG / PARENT / "tool-results" / "t.jsonl").write_text("{}\n")
+    assert sorted(READER.discover(tmp_path / "projects")) == sorted([main, nested])
