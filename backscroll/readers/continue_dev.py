@@ -106,7 +106,8 @@ class ContinueReader(BaseReader):
                 position=stat.st_size,
                 unsupported=f"unknown format in {path.name}: no history array",
             )
-        sid = doc.get("sessionId") if isinstance(doc.get("sessionId"), str) else path.stem
+        raw_id = doc.get("sessionId")
+        sid = raw_id if isinstance(raw_id, str) and raw_id else path.stem
         turns: list[Turn] = []
         problems: list[Problem] = []
         tainted = False
