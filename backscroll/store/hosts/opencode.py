@@ -1,0 +1,147 @@
+"""Queries against OpenCode's (and Kilo CLI's) own ``opencode.db``, read-only.
+
+Schema (v1.2+, Drizzle): ``session``, ``message`` and ``part`` with JSON in
+``data`` and integer millisecond ``time_created``/``time_updated``. The reader in
+``backscroll/readers/opencode.py`` parses the JSON; this module only fetches rows.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import NamedTuple
+
+from backscroll.store.foreign import table_columns, table_names
+
+_NEEDED = {
+    "session": {"id", "parent_id", "directory", "title", "time_created", "time_updated"},
+    "message": {"id", "session_id", "time_created", "data"},
+    "part": {"id", "message_id", "session_id", "data"},
+}
+
+
+class Marks(NamedTuple):
+    """High-water marks of one read: what the next read compares against."""
+
+    session_updated: int
+    message_rowid: int
+    part_rowid: int
+
+
+class SessionRow(NamedTuple):
+    id: str
+    parent_id: str | None
+    directory: str | None
+    title: str | None
+    time_created: int | None
+    time_updated: int | None
+
+
+class MessageRow(NamedTuple):
+    id: str
+    time_created: int
+    data: str
+
+
+class PartRow(NamedTuple):
+    id: str
+    message_id: str
+    data: str
+
+
+@contextmanager
+def snapshot(conn: sqlite3.Connection) -> Iterator[None]:
+    """One short read transaction: every query inside sees the same database."""
+    conn.execute("BEGIN")
+    try:
+        yield
+    finally:
+        conn.rollback()
+
+
+def schema_problem(conn: sqlite3.Connection) -> str | None:
+    """Why this database is not the 1.x schema we read, or None when it is."""
+    tables = table_names(conn)
+    for table, columns in _NEEDED.items():
+        if table not in tables:
+            extra = " (OpenCode 2.x session_v2 layout)" if "session_v2" in tables else ""
+            return f"no {table} table{extra}"
+        missing = columns - table_columns(conn, table)
+        if missing:
+            return f"table {table} lacks {', '.join(sorted(missing))}"
+    return None
+
+
+def v2_session_count(conn: sqlite3.Connection) -> int:
+    """Sessions in the OpenCode 2.x ``session_v2`` table (0 when there is none)."""
+    if "session_v2" not in table_names(conn):
+        return 0
+    return int(conn.execute("SELECT count(*) FROM session_v2").fetchone()[0])
+
+
+def marks(conn: sqlite3.Connection) -> Marks:
+    """Latest session update time and the highest message/part rowids (O(log n))."""
+    updated = conn.execute("SELECT max(time_updated) FROM session").fetchone()[0]
+    msg = conn.execute("SELECT max(rowid) FROM message").fetchone()[0]
+    part = conn.execute("SELECT max(rowid) FROM part").fetchone()[0]
+    return Marks(int(updated or 0), int(msg or 0), int(part or 0))
+
+
+def session_ids(conn: sqlite3.Connection) -> set[str]:
+    return {str(r[0]) for r in conn.execute("SELECT id FROM session")}
+
+
+def changed_session_ids(conn: sqlite3.Connection, since: Marks, overlap_ms: int) -> set[str]:
+    """Sessions touched since ``since``: a newer ``time_updated`` (streaming and
+    in-place edits bump it), or message/part rows at or past the old top rowid
+    (inserts, including a delete-and-reinsert that reused the top rowid)."""
+    found = {
+        str(r[0])
+        for r in conn.execute(
+            "SELECT id FROM session WHERE time_updated >= ?",
+            (since.session_updated - overlap_ms,),
+        )
+    }
+    found.update(
+        str(r[0])
+        for r in conn.execute(
+            "SELECT DISTINCT session_id FROM message WHERE rowid >= ?", (since.message_rowid,)
+        )
+    )
+    found.update(
+        str(r[0])
+        for r in conn.execute(
+            "SELECT DISTINCT session_id FROM part WHERE rowid >= ?", (since.part_rowid,)
+        )
+    )
+    return found
+
+
+def sessions(conn: sqlite3.Connection, ids: Iterable[str]) -> list[SessionRow]:
+    wanted = list(ids)
+    if not wanted:
+        return []
+    marks_ = ",".join("?" * len(wanted))
+    rows = conn.execute(
+        "SELECT id, parent_id, directory, title, time_created, time_updated "
+        f"FROM session WHERE id IN ({marks_})",
+        wanted,
+    )
+    return [SessionRow(*row) for row in rows]
+
+
+def session_messages(conn: sqlite3.Connection, session_id: str) -> list[MessageRow]:
+    rows = conn.execute(
+        "SELECT id, time_created, data FROM message WHERE session_id = ? ORDER BY time_created, id",
+        (session_id,),
+    )
+    return [MessageRow(str(r[0]), int(r[1] or 0), str(r[2])) for r in rows]
+
+
+def session_parts(conn: sqlite3.Connection, session_id: str) -> list[PartRow]:
+    rows = conn.execute(
+        "SELECT id, message_id, data FROM part WHERE session_id = ? ORDER BY message_id, id",
+        (session_id,),
+    )
+    return [PartRow(str(r[0]), str(r[1]), str(r[2])) for r in rows]
