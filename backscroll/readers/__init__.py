@@ -3,17 +3,37 @@
 from __future__ import annotations
 
 from backscroll.readers.base import BaseReader, HostEnv, Reader
+from backscroll.readers.claude_code import ClaudeCodeReader
+from backscroll.readers.cline import ClineReader
+from backscroll.readers.continue_dev import ContinueReader
+from backscroll.readers.cursor_agent import CursorAgentReader
+from backscroll.readers.factory_droid import FactoryDroidReader
+from backscroll.readers.gemini_cli import GeminiCliReader
+from backscroll.readers.kilo_code import KiloCodeReader
+from backscroll.readers.kiro import KiroCliReader, KiroIdeReader
+from backscroll.readers.pi import PiReader
+from backscroll.readers.roo_code import RooCodeReader
+from backscroll.readers.zed import ZedReader
 
-READERS: tuple[Reader, ...] = ()
-
-_BY_HOST: dict[str, Reader] = {}
+READERS: tuple[Reader, ...] = (
+    ClaudeCodeReader(),
+    GeminiCliReader(),
+    PiReader(),
+    FactoryDroidReader(),
+    CursorAgentReader(),
+    KiroCliReader(),
+    KiroIdeReader(),
+    ClineReader(),
+    RooCodeReader(),
+    KiloCodeReader(),
+    ContinueReader(),
+    ZedReader(),
+)
 
 
 def by_host() -> dict[str, Reader]:
     """Readers keyed by host name."""
-    if not _BY_HOST:
-        _BY_HOST.update({reader.host: reader for reader in READERS})
-    return _BY_HOST
+    return {reader.host: reader for reader in READERS}
 
 
 __all__ = ["READERS", "BaseReader", "HostEnv", "Reader", "by_host"]

@@ -1,0 +1,294 @@
+"""The ``backscroll`` command. Query commands talk to the daemon when it runs and
+fall back to reading the index directly when it does not."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from backscroll import __version__, render
+from backscroll.errors import BackscrollError
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def _config(args: argparse.Namespace) -> Any:
+    from backscroll import config
+
+    path = Path(args.config) if getattr(args, "config", None) else None
+    return config.load(path)
+
+
+def _emit(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=None, default=str) + "\n")
+
+
+def _query(args: argparse.Namespace, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """Ask the daemon; without one, answer from the index directly (flagged)."""
+    from backscroll.client import RemoteError, try_connect
+
+    cfg = _config(args)
+    client = try_connect(cfg.socket_path())
+    if client is not None:
+        with client:
+            try:
+                result = client.call(method, params)
+            except RemoteError as exc:
+                raise BackscrollError(exc.message) from None
+        if isinstance(result, dict) and method != "status":
+            result["daemon"] = True
+        return dict(result)
+    from backscroll import direct
+    from backscroll.protocol import ProtocolError
+
+    try:
+        result = direct.query(cfg, method, params)
+    except ProtocolError as exc:
+        raise BackscrollError(exc.message) from None
+    if isinstance(result, dict):
+        result["daemon"] = False
+    return dict(result)
+
+
+# --------------------------------------------------------------------------- commands
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    from backscroll import direct
+    from backscroll.daemon.logging import setup_logging
+
+    cfg = _config(args)
+    setup_logging(cfg.effective_log_level() if args.verbose else "warning")
+    progress = _Progress() if sys.stderr.isatty() and not args.json else None
+    summary, totals = direct.index(cfg, progress)
+    if progress:
+        progress.done()
+    data = {
+        "schema": 1,
+        "files_seen": summary.files_seen,
+        "files_changed": summary.files_changed,
+        "turns_added": summary.turns_added,
+        "turns_deleted": summary.turns_deleted,
+        "bytes_read": summary.bytes_read,
+        "problems": summary.problems,
+        "errors": summary.errors,
+        "seconds": round(summary.seconds, 3),
+        "database": str(cfg.db_path()),
+        **totals,
+    }
+    if args.json:
+        _emit(data)
+        return 0
+    print(
+        f"indexed {summary.files_changed} changed of {summary.files_seen} files, "
+        f"{summary.turns_added} turns added, in {summary.seconds:.2f} s"
+    )
+    for host, e in sorted(totals["hosts"].items()):
+        print(
+            f"  {host:<14} {e['files']:>6} files {e['sessions']:>6} sessions {e['turns']:>8} turns"
+        )
+    if summary.problems or summary.errors:
+        print(f"  {summary.problems} malformed records skipped, {summary.errors} unreadable files")
+    if not totals["hosts"]:
+        print("no transcripts found: `backscroll doctor` shows where each host was looked for")
+    return 0
+
+
+class _Progress:
+    def __init__(self) -> None:
+        self.start = time.monotonic()
+        self.shown = False
+
+    def __call__(self, files: int, total: int, done: int, total_bytes: int) -> None:
+        elapsed = time.monotonic() - self.start
+        if elapsed < 0.5:
+            return
+        rate = done / elapsed if elapsed else 0
+        eta = (total_bytes - done) / rate if rate else 0
+        sys.stderr.write(
+            f"\r{files}/{total} files  {done / 1e6:.1f}/{total_bytes / 1e6:.1f} MB"
+            f"  ETA {eta:.0f} s   "
+        )
+        sys.stderr.flush()
+        self.shown = True
+
+    def done(self) -> None:
+        if self.shown:
+            sys.stderr.write("\r" + " " * 60 + "\r")
+
+
+def _search_params(args: argparse.Namespace) -> dict[str, Any]:
+    project = args.project
+    if args.here:
+        project = os.getcwd()
+    since = None
+    if args.since:
+        since = _parse_date(args.since)
+    until = _parse_date(args.until) if args.until else None
+    return {
+        k: v
+        for k, v in {
+            "query": " ".join(args.words),
+            "host": args.host,
+            "project": project,
+            "role": args.role,
+            "since_days": args.since_days,
+            "since": since,
+            "until": until,
+            "session": args.session,
+            "any": args.any or None,
+            "limit": args.limit,
+            "context": args.context,
+            "max_turn_chars": args.max_turn_chars,
+            "max_total_chars": args.max_total_chars,
+        }.items()
+        if v is not None
+    }
+
+
+def _parse_date(text: str) -> float:
+    from backscroll.readers.base import parse_time
+
+    value = parse_time(text if "T" in text or text.isdigit() else text + "T00:00:00")
+    if value is None:
+        raise BackscrollError(f"cannot read the date {text!r}; use YYYY-MM-DD")
+    return value
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    result = _query(args, "search", _search_params(args))
+    if args.json:
+        _emit(result)
+    else:
+        print(render.hits(result, sys.stdout.isatty()))
+    return 0
+
+
+def cmd_sessions(args: argparse.Namespace) -> int:
+    params = {
+        k: v
+        for k, v in {
+            "host": args.host,
+            "project": os.getcwd() if args.here else args.project,
+            "since_days": args.since_days,
+            "session": args.session,
+            "limit": args.limit,
+        }.items()
+        if v is not None
+    }
+    result = _query(args, "sessions", params)
+    _emit(result) if args.json else print(render.sessions(result))
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    params: dict[str, Any] = {"session": args.session_id, "window": args.window}
+    if args.around is not None:
+        params["around"] = args.around
+    result = _query(args, "session", params)
+    _emit(result) if args.json else print(render.session(result, sys.stdout.isatty()))
+    return 0 if result.get("session") else 1
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    result = _query(args, "status", {})
+    _emit(result) if args.json else print(render.status(result))
+    return 0
+
+
+def cmd_daemon(args: argparse.Namespace) -> int:
+    from backscroll.daemon.server import run_daemon
+
+    return run_daemon(_config(args))
+
+
+# --------------------------------------------------------------------------- parser
+
+
+def _filters(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--host", help="only this host (e.g. claude-code, codex)")
+    p.add_argument("--project", help="only sessions whose working directory is this path")
+    p.add_argument("--here", action="store_true", help="only sessions of the current directory")
+    p.add_argument("--since-days", type=float, metavar="N", help="only the last N days")
+    p.add_argument("--session", metavar="ID_PREFIX", help="only sessions whose id starts so")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="backscroll",
+        description="Keep every coding-agent conversation turn findable.",
+    )
+    parser.add_argument("--version", action="version", version=f"backscroll {__version__}")
+    parser.add_argument("--config", help="config file (default: $BACKSCROLL_CONFIG or XDG)")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("index", help="index every enabled host's transcripts now")
+    p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    p.add_argument("-v", "--verbose", action="store_true", help="log each problem to stderr")
+    p.set_defaults(func=cmd_index)
+
+    p = sub.add_parser("search", help="search the indexed turns")
+    p.add_argument("words", nargs="+", help='words to find; "quoted phrases" match exactly')
+    _filters(p)
+    p.add_argument("--role", choices=("user", "assistant", "summary"))
+    p.add_argument("--since", metavar="DATE", help="only turns on or after this date")
+    p.add_argument("--until", metavar="DATE", help="only turns before this date")
+    p.add_argument("--any", action="store_true", help="match any word instead of all")
+    p.add_argument("--limit", type=int, default=None, help="at most K hits (default 10)")
+    p.add_argument("--context", type=int, default=None, metavar="N",
+                   help="show N turns before and after each hit")  # fmt: skip
+    p.add_argument("--max-turn-chars", type=int, default=None)
+    p.add_argument("--max-total-chars", type=int, default=None)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_search)
+
+    p = sub.add_parser("sessions", help="list indexed sessions")
+    _filters(p)
+    p.add_argument("--limit", type=int, default=None)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_sessions)
+
+    p = sub.add_parser("show", help="print a session's indexed turns")
+    p.add_argument("session_id", help="a session id or a unique prefix of one")
+    p.add_argument("--around", type=int, metavar="N", help="centre the window on turn N")
+    p.add_argument("--window", type=int, default=20, help="how many turns (default 20)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_show)
+
+    p = sub.add_parser("status", help="what is indexed, per host, and the daemon's state")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_status)
+
+    p = sub.add_parser("daemon", help="run the indexing daemon in the foreground")
+    p.set_defaults(func=cmd_daemon)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler: Handler = args.func
+    try:
+        return handler(args)
+    except BackscrollError as exc:
+        print(f"backscroll: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:
+        if os.environ.get("BACKSCROLL_DEBUG") == "1":
+            raise
+        print(
+            f"backscroll: unexpected error: {exc!r} "
+            "(run with BACKSCROLL_DEBUG=1 for the traceback)",
+            file=sys.stderr,
+        )
+        return 1

@@ -1,0 +1,283 @@
+"""One YAML file, loaded once into frozen typed objects.
+
+Unknown keys, wrong types and bad values are all reported together, each with the
+file, the dotted key and the fix. ``config.example.yaml`` documents every option;
+a test checks it covers every field here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import os
+import re
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from backscroll import paths
+from backscroll.errors import ConfigError
+
+LogLevel = Literal["debug", "info", "warning", "error"]
+OnDelete = Literal["keep", "forget"]
+
+
+@dataclass(frozen=True)
+class HostConfig:
+    #: Index this host at all.
+    enabled: bool = True
+    #: Replace the host's default roots (empty: use the defaults).
+    roots: tuple[str, ...] = ()
+    #: Roots added to the defaults.
+    extra_roots: tuple[str, ...] = ()
+    #: Glob patterns of paths never indexed for this host.
+    exclude: tuple[str, ...] = ()
+    #: Index sub-agent transcripts under their parent session (Claude Code, Copilot CLI).
+    include_subagents: bool = False
+
+
+@dataclass(frozen=True)
+class RedactionConfig:
+    enabled: bool = True
+    #: Extra patterns: name -> regular expression; matches become [REDACTED:name].
+    patterns: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class LimitsConfig:
+    max_hits: int = 10
+    max_turn_chars: int = 800
+    max_total_chars: int = 6000
+
+
+@dataclass(frozen=True)
+class IndexConfig:
+    #: Quiet time after a change before a file is indexed (a streamed transcript
+    #: is written many times a second).
+    debounce_ms: int = 150
+    #: A file that keeps changing is indexed at least this often.
+    max_wait_ms: int = 1000
+    #: Stat-only reconciliation pass, catching what the watcher missed.
+    rescan_minutes: int = 10
+    #: Lines longer than this are skipped (base64 images can be megabytes).
+    max_line_bytes: int = 16 * 1024 * 1024
+    #: What to do when a source transcript is deleted: keep its turns or forget them.
+    on_delete: OnDelete = "keep"
+    #: Directories (beyond other hosts' projects) to look for Aider histories in.
+    project_roots: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    max_request_bytes: int = 1024 * 1024
+    #: Seconds a client may take to finish a request line.
+    request_timeout_s: float = 10.0
+    #: Seconds an idle connection is kept open.
+    idle_timeout_s: float = 300.0
+    max_connections: int = 256
+
+
+@dataclass(frozen=True)
+class ExcludeConfig:
+    #: Glob patterns of transcript paths never indexed.
+    paths: tuple[str, ...] = ()
+    #: Project directories whose sessions are never indexed.
+    projects: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Config:
+    #: Where index.db lives (default: $BACKSCROLL_HOME or the XDG data dir).
+    data_dir: str | None = None
+    #: The daemon's Unix socket (default: $BACKSCROLL_SOCKET or the runtime dir).
+    socket: str | None = None
+    log_level: LogLevel = "info"
+    hosts: Mapping[str, HostConfig] = field(default_factory=dict)
+    index: IndexConfig = field(default_factory=IndexConfig)
+    redaction: RedactionConfig = field(default_factory=RedactionConfig)
+    limits: LimitsConfig = field(default_factory=LimitsConfig)
+    server: ServerConfig = field(default_factory=ServerConfig)
+    exclude: ExcludeConfig = field(default_factory=ExcludeConfig)
+    #: Where the config came from (None: built-in defaults).
+    source: str | None = field(default=None, compare=False)
+
+    def host(self, name: str) -> HostConfig:
+        return self.hosts.get(name, HostConfig())
+
+    def data_path(self) -> Path:
+        return Path(os.path.expanduser(self.data_dir)) if self.data_dir else paths.data_dir()
+
+    def db_path(self) -> Path:
+        return paths.db_path(self.data_path())
+
+    def socket_path(self) -> Path:
+        if os.environ.get("BACKSCROLL_SOCKET"):
+            return paths.socket_path()
+        return Path(os.path.expanduser(self.socket)) if self.socket else paths.socket_path()
+
+    def effective_log_level(self) -> str:
+        return os.environ.get("BACKSCROLL_LOG_LEVEL", self.log_level).lower()
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def load(path: Path | None = None, *, known_hosts: tuple[str, ...] | None = None) -> Config:
+    """Load ``path`` (default: :func:`paths.config_path`); a missing default file
+    means built-in defaults, a missing explicit file is an error."""
+    explicit = path is not None or bool(os.environ.get("BACKSCROLL_CONFIG"))
+    path = path or paths.config_path()
+    if not path.exists():
+        if explicit:
+            raise ConfigError([f"{path}: no such config file; create it from config.example.yaml"])
+        return _env_overrides(Config())
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = yaml.safe_load(text)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError([f"{path}: cannot read it ({exc}); check its permissions"]) from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError([f"{path}: not valid YAML: {exc}"]) from exc
+    return parse(data, str(path), known_hosts=known_hosts)
+
+
+def parse(data: Any, source: str, *, known_hosts: tuple[str, ...] | None = None) -> Config:
+    if data is None:
+        data = {}
+    problems: list[str] = []
+    if not isinstance(data, dict):
+        raise ConfigError([f"{source}: the top level must be a mapping of options"])
+    values = _build(Config, data, "", source, problems)
+    if isinstance(values, dict):
+        hosts = values.get("hosts", {})
+        if known_hosts is not None:
+            for name in hosts:
+                if name not in known_hosts:
+                    problems.append(_unknown(source, f"hosts.{name}", name, known_hosts))
+        patterns = values.get("redaction")
+        if isinstance(patterns, RedactionConfig):
+            for name, rx in patterns.patterns.items():
+                try:
+                    re.compile(rx)
+                except re.error as exc:
+                    problems.append(
+                        f"{source}: redaction.patterns.{name}: the pattern does not compile "
+                        f"({exc}); fix the regular expression or remove it"
+                    )
+    if problems:
+        raise ConfigError(problems)
+    assert isinstance(values, dict)
+    return _env_overrides(Config(**values, source=source))
+
+
+def _env_overrides(config: Config) -> Config:
+    level = os.environ.get("BACKSCROLL_LOG_LEVEL", "").lower()
+    if level in typing.get_args(LogLevel):
+        config = dataclasses.replace(config, log_level=typing.cast(LogLevel, level))
+    return config
+
+
+def _unknown(source: str, dotted: str, key: str, choices: typing.Iterable[str]) -> str:
+    close = difflib.get_close_matches(key, list(choices), n=1)
+    hint = f"did you mean `{close[0]}`?" if close else "remove it"
+    return f"{source}: {dotted}: unknown option; {hint}"
+
+
+def _build(cls: type, data: dict[str, Any], prefix: str, source: str, problems: list[str]) -> Any:
+    hints = typing.get_type_hints(cls)
+    names = [f.name for f in dataclasses.fields(cls) if f.name != "source"]
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        dotted = f"{prefix}{key}"
+        if key not in names:
+            problems.append(_unknown(source, dotted, str(key), names))
+            continue
+        converted = _convert(hints[key], value, dotted, source, problems)
+        if converted is not _BAD:
+            out[key] = converted
+    return out
+
+
+_BAD = object()
+
+
+def _convert(tp: Any, value: Any, dotted: str, source: str, problems: list[str]) -> Any:
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        inner = [a for a in args if a is not type(None)]
+        return _convert(inner[0], value, dotted, source, problems)
+    if dataclasses.is_dataclass(tp):
+        if not isinstance(value, dict):
+            problems.append(f"{source}: {dotted}: expected a mapping of options, got {value!r}")
+            return _BAD
+        cls = typing.cast(type, tp)
+        return cls(**_build(cls, value, dotted + ".", source, problems))
+    if origin is Literal:
+        if value not in args:
+            choices = ", ".join(repr(a) for a in args)
+            problems.append(f"{source}: {dotted}: {value!r} is not one of {choices}")
+            return _BAD
+        return value
+    if origin is tuple:
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            problems.append(f"{source}: {dotted}: expected a list of strings, got {value!r}")
+            return _BAD
+        return tuple(value)
+    if origin in (Mapping, dict) or tp is Mapping:
+        if not isinstance(value, dict):
+            problems.append(f"{source}: {dotted}: expected a mapping, got {value!r}")
+            return _BAD
+        value_type = args[1] if len(args) == 2 else Any
+        result: dict[str, Any] = {}
+        for k, v in value.items():
+            item = _convert(value_type, v, f"{dotted}.{k}", source, problems)
+            if item is not _BAD:
+                result[str(k)] = item
+        return types.MappingProxyType(result)
+    if tp is Any:
+        return value
+    if tp is bool:
+        if not isinstance(value, bool):
+            problems.append(f"{source}: {dotted}: expected true or false, got {value!r}")
+            return _BAD
+        return value
+    if tp is int or tp is float:
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        if not ok or value < 0 or (tp is int and not float(value).is_integer()):
+            kind = "a whole number" if tp is int else "a number"
+            problems.append(f"{source}: {dotted}: expected {kind} ≥ 0, got {value!r}")
+            return _BAD
+        return tp(value)
+    if tp is str:
+        if not isinstance(value, str):
+            problems.append(f"{source}: {dotted}: expected a string, got {value!r}")
+            return _BAD
+        return value
+    return value
+
+
+def field_paths(cls: type = Config, prefix: str = "") -> list[str]:
+    """Every dotted option name (used to check config.example.yaml covers them)."""
+    out: list[str] = []
+    hints = typing.get_type_hints(cls)
+    for f in dataclasses.fields(cls):
+        if f.name == "source":
+            continue
+        tp = hints[f.name]
+        if dataclasses.is_dataclass(tp):
+            out.extend(field_paths(typing.cast(type, tp), f"{prefix}{f.name}."))
+        elif f.name == "hosts":
+            out.extend(field_paths(HostConfig, f"{prefix}hosts.<host>."))
+        else:
+            out.append(prefix + f.name)
+    return out

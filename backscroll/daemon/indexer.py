@@ -1,0 +1,450 @@
+"""Joins readers and the store: decides what changed, reads it, writes it.
+
+Used by the daemon's writer thread and by ``backscroll index`` directly. It
+imports neither watchdog nor APScheduler. Decisions are stat-only until a file
+has changed; an append-only file is then read from its saved position unless it
+shrank, changed inode, or its first bytes changed, in which case it is re-read
+whole and its old turns replaced.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import fnmatch
+import hashlib
+import logging
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from backscroll.config import Config
+from backscroll.errors import SourceBusy
+from backscroll.model import Cursor, ReaderOptions, ReadResult, Session, Turn
+from backscroll.readers import READERS
+from backscroll.readers.base import HostEnv, Reader
+from backscroll.store.writer import FileRow, FileStat, IndexWriter, Update
+
+log = logging.getLogger("backscroll.indexer")
+
+HEAD_BYTES = 1024
+#: A transaction holds at most this many files / bytes of source on a cold index.
+BATCH_FILES = 400
+BATCH_BYTES = 64 * 1024 * 1024
+
+
+class Redactor(Protocol):
+    """Anything with ``redact(text) -> text`` (see backscroll.redact)."""
+
+    def redact(self, text: str) -> str: ...
+
+
+def _log(level: int, msg: str, **fields: object) -> None:
+    log.log(level, msg, extra=fields)
+
+
+@dataclass(frozen=True)
+class HostSpec:
+    reader: Reader
+    roots: tuple[Path, ...]
+    options: ReaderOptions
+    exclude: tuple[str, ...] = ()
+
+    @property
+    def host(self) -> str:
+        return self.reader.host
+
+
+@dataclass(frozen=True)
+class Item:
+    """One file to index and the host that owns it."""
+
+    spec: HostSpec
+    path: Path
+
+
+@dataclass
+class Summary:
+    files_seen: int = 0
+    files_changed: int = 0
+    turns_added: int = 0
+    turns_deleted: int = 0
+    bytes_read: int = 0
+    problems: int = 0
+    errors: int = 0
+    seconds: float = 0.0
+    last_error: str | None = None
+
+    def add(self, other: Summary) -> None:
+        for f in dataclasses.fields(self):
+            if f.name in ("seconds", "last_error"):
+                continue
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+        self.last_error = other.last_error or self.last_error
+
+
+Progress = Callable[[int, int, int, int], None]
+
+
+def build_hosts(config: Config, env: HostEnv | None = None) -> list[HostSpec]:
+    """The enabled hosts with their roots, from config and the hosts' own defaults."""
+    env = env or HostEnv.current()
+    specs: list[HostSpec] = []
+    for reader in READERS:
+        hc = config.host(reader.host)
+        if not hc.enabled:
+            continue
+        roots = [Path(os.path.expanduser(r)) for r in hc.roots] or reader.roots(env)
+        roots += [Path(os.path.expanduser(r)) for r in hc.extra_roots]
+        specs.append(
+            HostSpec(
+                reader,
+                tuple(dict.fromkeys(roots)),
+                ReaderOptions(
+                    include_subagents=hc.include_subagents,
+                    max_line_bytes=config.index.max_line_bytes,
+                ),
+                exclude=tuple(hc.exclude) + tuple(config.exclude.paths),
+            )
+        )
+    return specs
+
+
+def file_stat(path: Path, kind: str) -> FileStat:
+    """Stat ``path``; a database's fingerprint includes its ``-wal``."""
+    st = os.stat(path)
+    size, mtime = st.st_size, st.st_mtime_ns
+    if kind == "database":
+        try:
+            wal = os.stat(f"{path}-wal")
+            size += wal.st_size
+            mtime = max(mtime, wal.st_mtime_ns)
+        except OSError:
+            pass
+    return FileStat(size=size, mtime_ns=mtime, inode=st.st_ino)
+
+
+def head_hash(path: Path, length: int) -> str:
+    with open(path, "rb") as fh:
+        data = fh.read(length)
+    return hashlib.blake2b(data, digest_size=12).hexdigest()
+
+
+@dataclass
+class Plan:
+    item: Item
+    stat: FileStat
+    row: FileRow | None
+    prev: Cursor | None
+
+    @property
+    def fresh(self) -> bool:
+        return self.prev is None
+
+
+@dataclass
+class Indexer:
+    writer: IndexWriter
+    hosts: list[HostSpec]
+    config: Config
+    redactor: Redactor | None = None
+    #: Test hook: called with ("before_commit", path) inside a file's transaction.
+    fault: Callable[[str, Path], None] | None = None
+    stats_by_host: dict[str, Summary] = field(default_factory=dict)
+
+    # ------------------------------------------------------------------ ownership
+
+    def owner(self, path: Path) -> Item | None:
+        """Which host's transcript ``path`` (a changed file) belongs to, if any."""
+        for spec in self.hosts:
+            if spec.reader.project_files and path.name in spec.reader.project_files:
+                return Item(spec, path)
+            for root in spec.roots:
+                if _is_under(path, root):
+                    source = spec.reader.source_for(path)
+                    if source is not None and not self._excluded(spec, source):
+                        return Item(spec, source)
+        return None
+
+    def _excluded(self, spec: HostSpec, path: Path) -> bool:
+        text = str(path)
+        return any(fnmatch.fnmatch(text, pat) for pat in spec.exclude)
+
+    def scan(self) -> Iterator[Item]:
+        """Every transcript under every enabled root (and project-local files)."""
+        seen: set[Path] = set()
+        for spec in self.hosts:
+            for root in spec.roots:
+                if not root.exists():
+                    continue
+                for path in spec.reader.discover(root):
+                    if path not in seen and not self._excluded(spec, path):
+                        seen.add(path)
+                        yield Item(spec, path)
+        yield from self._project_files(seen)
+
+    def _project_files(self, seen: set[Path]) -> Iterator[Item]:
+        specs = [s for s in self.hosts if s.reader.project_files]
+        if not specs:
+            return
+        dirs = {Path(p) for p in self.writer.known_projects()}
+        dirs |= {Path(os.path.expanduser(p)) for p in self.config.index.project_roots}
+        for directory in sorted(dirs):
+            for spec in specs:
+                for name in spec.reader.project_files:
+                    path = directory / name
+                    if path not in seen and path.is_file():
+                        seen.add(path)
+                        yield Item(spec, path)
+
+    # ------------------------------------------------------------------ planning
+
+    def plan(self, item: Item, row: FileRow | None) -> Plan | None:
+        """None when the file is unchanged since it was indexed (stat only)."""
+        kind = item.spec.reader.kind
+        st = file_stat(item.path, kind)
+        version = item.spec.reader.version
+        if (
+            row is not None
+            and (row.size, row.mtime_ns, row.inode) == (st.size, st.mtime_ns, st.inode)
+            and row.reader_version == version
+        ):
+            return None
+        prev: Cursor | None = None
+        head_len = min(st.size, HEAD_BYTES)
+        new_head = head_hash(item.path, head_len) if kind == "append" else ""
+        st = dataclasses.replace(st, head_len=head_len, head_hash=new_head)
+        if row is not None and row.reader_version == version and not row.error:
+            prev = Cursor(row.position, row.state)
+            if kind == "append":
+                same_head = row.head_len <= head_len and (
+                    head_hash(item.path, row.head_len) == row.head_hash
+                )
+                if row.inode != st.inode or st.size < row.position or not same_head:
+                    prev = None
+        return Plan(item, st, row, prev)
+
+    # ------------------------------------------------------------------ indexing
+
+    def index_items(self, items: Iterable[Item], progress: Progress | None = None) -> Summary:
+        """Index every changed file among ``items`` (batched transactions)."""
+        started = time.monotonic()
+        items = list(items)
+        rows = self.writer.file_rows()
+        summary = Summary(files_seen=len(items))
+        plans: list[Plan] = []
+        for item in items:
+            try:
+                plan = self.plan(item, rows.get(str(item.path)))
+            except FileNotFoundError:
+                self._vanished(item, rows.get(str(item.path)), summary)
+                continue
+            except OSError as exc:
+                self._failed(item, exc, summary)
+                continue
+            if plan is not None:
+                plans.append(plan)
+        total_bytes = sum(max(p.stat.size - (p.prev.position if p.prev else 0), 0) for p in plans)
+        done_bytes = 0
+        batch: list[Plan] = []
+        batch_bytes = 0
+        retry: list[Plan] = []
+        for n, plan in enumerate(plans, 1):
+            batch.append(plan)
+            batch_bytes += plan.stat.size
+            if len(batch) >= BATCH_FILES or batch_bytes >= BATCH_BYTES or n == len(plans):
+                retry += self._run_batch(batch, summary)
+                done_bytes += batch_bytes
+                batch, batch_bytes = [], 0
+                if progress:
+                    progress(n, len(plans), min(done_bytes, total_bytes), total_bytes)
+        for plan in retry:  # lost a race with another writer: look again, alone
+            self.index_item(plan.item, summary)
+        summary.seconds = time.monotonic() - started
+        return summary
+
+    def index_item(self, item: Item, summary: Summary | None = None) -> Summary:
+        """Index one file (the daemon's path for a single change)."""
+        summary = summary or Summary()
+        for _attempt in range(3):
+            try:
+                plan = self.plan(item, self.writer.file_row(str(item.path)))
+            except FileNotFoundError:
+                self._vanished(item, self.writer.file_row(str(item.path)), summary)
+                return summary
+            except OSError as exc:
+                self._failed(item, exc, summary)
+                return summary
+            if plan is None or not self._run_batch([plan], summary):
+                return summary
+        return summary
+
+    def _run_batch(self, plans: list[Plan], summary: Summary) -> list[Plan]:
+        """Read and write ``plans`` in one transaction; returns those that lost a race."""
+        reads: list[tuple[Plan, ReadResult]] = []
+        for plan in plans:
+            result = self._read(plan, summary)
+            if result is not None:
+                reads.append((plan, result))
+        if not reads:
+            return []
+        conflicts: list[Plan] = []
+        with self.writer.transaction():
+            for plan, result in reads:
+                update = Update(
+                    path=str(plan.item.path),
+                    host=plan.item.spec.host,
+                    stat=plan.stat,
+                    reader_version=plan.item.spec.reader.version,
+                    based_on=plan.row.fingerprint if plan.row else None,
+                    fresh=plan.fresh,
+                    result=result,
+                )
+                report = self.writer.apply(update)
+                if self.fault:
+                    self.fault("before_commit", plan.item.path)
+                if report.outcome == "conflict":
+                    conflicts.append(plan)
+                    continue
+                host_stats = self.stats_by_host.setdefault(plan.item.spec.host, Summary())
+                if report.outcome == "written":
+                    summary.files_changed += 1
+                    summary.turns_added += report.turns_written
+                    summary.turns_deleted += report.turns_deleted
+                    host_stats.turns_added += report.turns_written
+                    host_stats.files_changed += 1
+                    log.debug(
+                        "indexed",
+                        extra={
+                            "event": "indexed",
+                            "host": plan.item.spec.host,
+                            "path": str(plan.item.path),
+                            "turns": report.turns_written,
+                            "fresh": plan.fresh,
+                        },
+                    )
+                elif report.outcome == "unsupported":
+                    log.warning(
+                        "unsupported file",
+                        extra={
+                            "event": "unsupported_format",
+                            "host": plan.item.spec.host,
+                            "path": str(plan.item.path),
+                            "error": result.unsupported,
+                        },
+                    )
+        return conflicts
+
+    def _read(self, plan: Plan, summary: Summary) -> ReadResult | None:
+        spec = plan.item.spec
+        try:
+            result = spec.reader.read(plan.item.path, plan.prev, spec.options)
+        except FileNotFoundError:
+            self._vanished(plan.item, plan.row, summary)
+            return None
+        except SourceBusy as exc:
+            _log(logging.INFO, "source busy", event="source_busy", path=str(plan.item.path),
+                 host=spec.host, error=str(exc))  # fmt: skip
+            return None
+        except ValueError as exc:
+            # A document caught mid-write: keep what is indexed, retry on the next change.
+            _log(logging.INFO, "incomplete document", event="incomplete_document",
+                 path=str(plan.item.path), host=spec.host, error=str(exc))  # fmt: skip
+            return None
+        except OSError as exc:
+            self._failed(plan.item, exc, summary)
+            return None
+        except Exception as exc:  # a reader bug must not stop the daemon
+            log.exception("reader failed", extra={"event": "reader_error", "host": spec.host,
+                          "path": str(plan.item.path), "error": repr(exc)})  # fmt: skip
+            self._failed(plan.item, exc, summary)
+            return None
+        summary.bytes_read += max(plan.stat.size - (plan.prev.position if plan.prev else 0), 0)
+        if result.problems:
+            summary.problems += len(result.problems)
+            for problem in result.problems[:5]:
+                log.warning(
+                    "skipped a malformed record",
+                    extra={
+                        "event": "malformed_record",
+                        "host": spec.host,
+                        "path": str(plan.item.path),
+                        "line": problem.line,
+                        "error": problem.message,
+                    },
+                )
+            if len(result.problems) > 5:
+                _log(logging.WARNING, "more malformed records", event="malformed_records",
+                     path=str(plan.item.path), count=len(result.problems))  # fmt: skip
+        return self._clean(result)
+
+    def _clean(self, result: ReadResult) -> ReadResult:
+        """Redact secrets and drop excluded projects before anything is stored."""
+        excluded = {os.path.normpath(p) for p in self.config.exclude.projects}
+        drop = {
+            s.session_id
+            for s in result.sessions
+            if s.project and os.path.normpath(s.project) in excluded
+        }
+        redactor = self.redactor
+        if redactor is None and not drop:
+            return result
+
+        def turn(t: Turn) -> Turn:
+            return dataclasses.replace(t, text=redactor.redact(t.text)) if redactor else t
+
+        def session(s: Session) -> Session:
+            if redactor and s.title:
+                return dataclasses.replace(s, title=redactor.redact(s.title))
+            return s
+
+        return dataclasses.replace(
+            result,
+            turns=tuple(turn(t) for t in result.turns if t.session_id not in drop),
+            sessions=tuple(session(s) for s in result.sessions if s.session_id not in drop),
+        )
+
+    def _vanished(self, item: Item, row: FileRow | None, summary: Summary) -> None:
+        if row is None:
+            return
+        if self.config.index.on_delete == "forget":
+            n = self.writer.forget_missing_file(str(item.path))
+            summary.turns_deleted += n
+            log.info("source deleted, forgotten", extra={"event": "source_forgotten",
+                     "path": str(item.path), "turns": n})  # fmt: skip
+        elif not row.missing:
+            self.writer.mark_missing(str(item.path))
+            log.info("source deleted, turns kept", extra={"event": "source_missing",
+                     "path": str(item.path)})  # fmt: skip
+
+    def _failed(self, item: Item, exc: BaseException, summary: Summary) -> None:
+        message = f"{type(exc).__name__}: {exc}"
+        summary.errors += 1
+        summary.last_error = f"{item.path}: {message}"
+        log.warning("cannot read transcript", extra={"event": "read_error",
+                    "path": str(item.path), "host": item.spec.host, "error": message})  # fmt: skip
+        self.writer.record_error(str(item.path), item.spec.host, message)
+
+    # ------------------------------------------------------------------ passes
+
+    def reconcile(self, progress: Progress | None = None) -> Summary:
+        """Scan every root and index what changed; note files that vanished."""
+        items = list(self.scan())
+        found = {str(i.path) for i in items}
+        summary = self.index_items(items, progress)
+        by_host = {s.host: s for s in self.hosts}
+        for path, row in self.writer.file_rows().items():
+            gone = path not in found and not row.missing and not os.path.exists(path)
+            if gone and row.host in by_host:
+                self._vanished(Item(by_host[row.host], Path(path)), row, summary)
+        return summary
+
+
+def _is_under(path: Path, root: Path) -> bool:
+    try:
+        path.relative_to(root)
+        return True
+    except ValueError:
+        return False

@@ -1,0 +1,63 @@
+"""The no-daemon path: index and query the database from this process."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from backscroll import methods
+from backscroll.config import Config
+from backscroll.daemon.indexer import Indexer, Progress, Redactor, Summary, build_hosts
+from backscroll.store import open_readonly, open_writer, schema
+from backscroll.store.queries import run_sync, totals
+from backscroll.store.writer import IndexWriter
+
+log = logging.getLogger("backscroll")
+
+
+def make_redactor(config: Config) -> Redactor | None:
+    if not config.redaction.enabled:
+        return None
+    from backscroll.redact import Redactor as SecretRedactor
+
+    return SecretRedactor(config.redaction.patterns)
+
+
+def make_indexer(config: Config, writer: IndexWriter) -> Indexer:
+    return Indexer(writer, build_hosts(config), config, make_redactor(config))
+
+
+def index(config: Config, progress: Progress | None = None) -> tuple[Summary, dict[str, Any]]:
+    """Index every enabled host's roots incrementally; returns the summary and totals."""
+    writer = open_writer(config.db_path())
+    try:
+        indexer = make_indexer(config, writer)
+        summary = indexer.reconcile(progress)
+        return summary, run_sync(writer.conn, totals())
+    finally:
+        writer.close()
+
+
+def refresh(config: Config) -> None:
+    """Index what changed since the last look (stat only when nothing did)."""
+    try:
+        index(config)
+    except Exception as exc:  # a search must still answer from what is indexed
+        log.warning("refresh failed", extra={"event": "refresh_error", "error": repr(exc)})
+
+
+def query(config: Config, method: str, params: Any) -> Any:
+    db = config.db_path()
+    if method == "search":
+        refresh(config)
+    elif not db.exists():
+        index(config)
+    conn = open_readonly(db)
+    try:
+        enabled = [spec.host for spec in build_hosts(config)]
+        if method == "status":
+            return {"daemon": False, **run_sync(conn, totals())}
+        q = methods.build(method, params, fts=schema.has_fts(conn), enabled_hosts=enabled)
+        return run_sync(conn, q)
+    finally:
+        conn.close()

@@ -1,0 +1,189 @@
+"""The wire protocol shared by the daemon and its clients.
+
+JSON-RPC 2.0, one JSON object per line, over a Unix socket. A client's first
+request may be ``hello`` with its protocol version; a mismatch is refused with
+both versions and the fix. Parameters are validated here, so the daemon, the
+direct (no-daemon) path and the MCP server accept exactly the same things.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, fields
+from typing import Any
+
+PROTOCOL_VERSION = 1
+#: Version of the JSON result shapes (``"schema"`` in every ``--json`` output).
+RESULT_SCHEMA = 1
+
+# JSON-RPC error codes
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+VERSION_MISMATCH = -32000
+REQUEST_TOO_LARGE = -32001
+TIMEOUT = -32002
+
+ROLES = ("user", "assistant", "summary")
+
+
+class ProtocolError(Exception):
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def _check(cond: bool, message: str) -> None:
+    if not cond:
+        raise ProtocolError(INVALID_PARAMS, message)
+
+
+@dataclass(frozen=True)
+class SearchParams:
+    query: str
+    host: str | None = None
+    project: str | None = None
+    role: str | None = None
+    since_days: float | None = None
+    since: float | None = None  # unix seconds
+    until: float | None = None
+    session: str | None = None  # session-id prefix
+    any: bool = False
+    limit: int = 10
+    context: int = 0
+    max_turn_chars: int = 800
+    max_total_chars: int = 6000
+    exclude_session: str | None = None
+    #: Fall back to any-word when all-words finds nothing (flagged in the result).
+    fallback: bool = True
+
+    @classmethod
+    def from_dict(cls, data: Any) -> SearchParams:
+        _check(isinstance(data, dict), "params must be an object")
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        _check(not unknown, f"unknown parameter(s): {', '.join(unknown)}")
+        _check(isinstance(data.get("query"), str), "query must be a string")
+        for name in ("host", "project", "role", "session", "exclude_session"):
+            v = data.get(name)
+            _check(v is None or isinstance(v, str), f"{name} must be a string")
+        for name in ("since_days", "since", "until"):
+            v = data.get(name)
+            ok = v is None or (isinstance(v, int | float) and not isinstance(v, bool) and v >= 0)
+            _check(ok, f"{name} must be a number ≥ 0")
+        for name in ("limit", "context", "max_turn_chars", "max_total_chars"):
+            v = data.get(name)
+            ok = v is None or (isinstance(v, int) and not isinstance(v, bool) and v >= 0)
+            _check(ok, f"{name} must be a whole number ≥ 0")
+        for name in ("any", "fallback"):
+            v = data.get(name)
+            _check(v is None or isinstance(v, bool), f"{name} must be true or false")
+        role = data.get("role")
+        _check(role is None or role in ROLES, f"role must be one of {', '.join(ROLES)}")
+        clean = {k: v for k, v in data.items() if v is not None}
+        params = cls(**clean)
+        _check(params.limit <= 1000, "limit must be at most 1000")
+        _check(params.context <= 50, "context must be at most 50")
+        return params
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+@dataclass(frozen=True)
+class SessionsParams:
+    host: str | None = None
+    project: str | None = None
+    since_days: float | None = None
+    session: str | None = None
+    limit: int = 50
+
+    @classmethod
+    def from_dict(cls, data: Any) -> SessionsParams:
+        data = data or {}
+        _check(isinstance(data, dict), "params must be an object")
+        unknown = sorted(set(data) - {f.name for f in fields(cls)})
+        _check(not unknown, f"unknown parameter(s): {', '.join(unknown)}")
+        for name in ("host", "project", "session"):
+            v = data.get(name)
+            _check(v is None or isinstance(v, str), f"{name} must be a string")
+        v = data.get("since_days")
+        _check(v is None or (isinstance(v, int | float) and not isinstance(v, bool)),
+               "since_days must be a number")  # fmt: skip
+        lim = data.get("limit", 50)
+        _check(isinstance(lim, int) and not isinstance(lim, bool) and 0 < lim <= 10000,
+               "limit must be a whole number from 1 to 10000")  # fmt: skip
+        return cls(**{k: v for k, v in data.items() if v is not None})
+
+
+@dataclass(frozen=True)
+class SessionParams:
+    session: str
+    around: int | None = None  # turn number (1-based) to centre on
+    window: int = 20
+    max_turn_chars: int = 2000
+    host: str | None = None
+
+    @classmethod
+    def from_dict(cls, data: Any) -> SessionParams:
+        _check(isinstance(data, dict), "params must be an object")
+        unknown = sorted(set(data) - {f.name for f in fields(cls)})
+        _check(not unknown, f"unknown parameter(s): {', '.join(unknown)}")
+        _check(isinstance(data.get("session"), str) and bool(data["session"]),
+               "session must be a non-empty string (a session id or its prefix)")  # fmt: skip
+        for name in ("around", "window", "max_turn_chars"):
+            v = data.get(name)
+            ok = v is None or (isinstance(v, int) and not isinstance(v, bool) and v >= 0)
+            _check(ok, f"{name} must be a whole number ≥ 0")
+        _check(data.get("window") is None or data["window"] <= 500, "window must be ≤ 500")
+        return cls(**{k: v for k, v in data.items() if v is not None})
+
+
+# --------------------------------------------------------------------------- framing
+
+
+def request(method: str, params: Any, rid: int | str) -> bytes:
+    body = {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
+    return json.dumps(body, separators=(",", ":")).encode() + b"\n"
+
+
+def result(rid: Any, value: Any) -> bytes:
+    body = {"jsonrpc": "2.0", "id": rid, "result": value}
+    return json.dumps(body, separators=(",", ":"), default=str).encode() + b"\n"
+
+
+def error(rid: Any, code: int, message: str) -> bytes:
+    body = {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}
+    return json.dumps(body, separators=(",", ":")).encode() + b"\n"
+
+
+def parse_request(line: bytes) -> tuple[Any, str, Any]:
+    """``(id, method, params)`` from one request line, or ProtocolError."""
+    try:
+        body = json.loads(line)
+    except (ValueError, RecursionError) as exc:
+        raise ProtocolError(PARSE_ERROR, f"not valid JSON: {exc}") from None
+    if not isinstance(body, dict):
+        raise ProtocolError(INVALID_REQUEST, "a request must be a JSON object")
+    if body.get("jsonrpc") != "2.0":
+        raise ProtocolError(INVALID_REQUEST, 'missing "jsonrpc": "2.0"')
+    method = body.get("method")
+    if not isinstance(method, str):
+        raise ProtocolError(INVALID_REQUEST, '"method" must be a string')
+    rid = body.get("id")
+    if rid is not None and not isinstance(rid, int | str):
+        raise ProtocolError(INVALID_REQUEST, '"id" must be a number or a string')
+    return rid, method, body.get("params")
+
+
+def check_version(client_version: Any) -> None:
+    if client_version != PROTOCOL_VERSION:
+        raise ProtocolError(
+            VERSION_MISMATCH,
+            f"protocol mismatch: the client speaks version {client_version}, the daemon "
+            f"speaks {PROTOCOL_VERSION}; restart the daemon after upgrading backscroll "
+            f"(`systemctl --user restart backscroll`), or upgrade the client",
+        )

@@ -1,0 +1,119 @@
+"""Human-readable output of query results (bold on a terminal, [ ] in plain text)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+BOLD, RESET = "\x1b[1m", "\x1b[0m"
+TAINT = "⚠ this turn read untrusted content from outside the machine — weigh it accordingly"
+
+
+def mark(text: str, spans: list[list[int]], tty: bool) -> str:
+    out: list[str] = []
+    pos = 0
+    for start, end in spans:
+        if start < pos:
+            continue
+        out.append(text[pos:start])
+        word = text[start:end]
+        out.append(f"{BOLD}{word}{RESET}" if tty else f"[{word}]")
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _date(ts: str | None) -> str:
+    return (ts or "????-??-??")[:16].replace("T", " ")
+
+
+def hits(result: dict[str, Any], tty: bool) -> str:
+    lines: list[str] = []
+    if result.get("daemon") is False and tty:
+        lines.append("(no daemon running: searched the index directly)")
+    if result.get("message") and (not result.get("hits") or result.get("fallback")):
+        lines.append(result["message"])
+    for hit in result.get("hits", []):
+        title = hit.get("title") or "(untitled)"
+        head = f"{_date(hit.get('timestamp'))}  {hit['host']}  {hit.get('project') or '-'}"
+        lines.append("")
+        lines.append(f"{BOLD}{head}{RESET}" if tty else head)
+        lines.append(f"  {title} — {hit['role']}{' (sub-agent)' if hit.get('subagent') else ''}")
+        if hit.get("tainted"):
+            lines.append(f"  {TAINT}")
+        for ctx in hit.get("context", []):
+            if ctx["position"] == "before":
+                lines.append(f"    · {ctx['role']}: {_one_line(ctx['text'])}")
+        body = mark(hit["excerpt"], hit.get("matches", []), tty)
+        lines.extend("  │ " + ln for ln in body.splitlines() or [""])
+        for ctx in hit.get("context", []):
+            if ctx["position"] == "after":
+                lines.append(f"    · {ctx['role']}: {_one_line(ctx['text'])}")
+        if hit.get("resume_command"):
+            lines.append(f"  resume: {hit['resume_command']}")
+    if result.get("hits") and result.get("dropped"):
+        lines.append("")
+        lines.append(f"({result['dropped']} lower-ranked match(es) not shown; raise --limit)")
+    return "\n".join(lines).lstrip("\n")
+
+
+def _one_line(text: str, limit: int = 160) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def sessions(result: dict[str, Any]) -> str:
+    lines = []
+    for s in result.get("sessions", []):
+        lines.append(
+            f"{_date(s.get('last_activity') or s.get('started'))}  {s['host']:<13} "
+            f"{s['turns']:>5} turns  {s['session_id']}  {s.get('title') or '(untitled)'}"
+        )
+        if s.get("project"):
+            lines.append(f"      {s['project']}")
+    if not lines and result.get("message"):
+        lines.append(result["message"])
+    return "\n".join(lines)
+
+
+def session(result: dict[str, Any], tty: bool) -> str:
+    s = result.get("session")
+    if not s:
+        return str(result.get("message") or "no such session")
+    lines = [
+        f"{s['host']}  {s['session_id']}  {s.get('title') or '(untitled)'}",
+        f"project: {s.get('project') or '-'}   started: {_date(s.get('started'))}",
+    ]
+    if s.get("resume_command"):
+        lines.append(f"resume: {s['resume_command']}")
+    w = result.get("window", {})
+    lines.append(f"turns {w.get('first')}-{w.get('last')} of {w.get('total')}")
+    for t in result.get("turns", []):
+        lines.append("")
+        role = t["role"] + (" (sub-agent)" if t.get("subagent") else "")
+        head = f"#{t['n']} {_date(t.get('timestamp'))} {role}"
+        lines.append(f"{BOLD}{head}{RESET}" if tty else head)
+        if t.get("tainted"):
+            lines.append(f"  {TAINT}")
+        lines.extend("  " + ln for ln in t["text"].splitlines() or [""])
+    return "\n".join(lines)
+
+
+def status(result: dict[str, Any]) -> str:
+    lines = []
+    daemon = result.get("daemon")
+    if isinstance(daemon, dict):
+        lines.append(
+            f"daemon: running (pid {daemon.get('pid')}, version {daemon.get('version')}, "
+            f"queue {daemon.get('queue_depth', 0)})"
+        )
+        if daemon.get("last_error"):
+            lines.append(f"last error: {daemon['last_error']}")
+    else:
+        lines.append("daemon: not running (figures read from the index directly)")
+    lines.append(f"last indexed: {result.get('last_indexed') or 'never'}")
+    lines.append(f"{'host':<14}{'files':>7}{'sessions':>10}{'turns':>9}")
+    for host, e in sorted(result.get("hosts", {}).items()):
+        lines.append(f"{host:<14}{e['files']:>7}{e['sessions']:>10}{e['turns']:>9}")
+    for root in result.get("roots", []):
+        lines.append(f"watch {root['mode']:<8} {root['host']:<13} {root['path']}")
+    return "\n".join(lines)

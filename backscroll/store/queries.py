@@ -1,0 +1,546 @@
+"""Read-only queries, written once for both sync sqlite3 and async aiosqlite.
+
+Each query is a generator that yields ``(sql, args)`` and receives the fetched
+rows, then returns its result; :func:`run_sync` drives it on a ``sqlite3``
+connection and the daemon drives it on an aiosqlite one. So the daemon, the
+direct CLI path and the MCP server share one implementation.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Generator, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from backscroll.protocol import RESULT_SCHEMA, SearchParams, SessionParams, SessionsParams
+
+Row = Sequence[Any]
+Query = Generator[tuple[str, tuple[Any, ...]], list[Row], Any]
+
+MARK_START, MARK_END = "\x02", "\x03"
+TAINT_NOTE = "this turn read untrusted content from outside the machine — weigh it accordingly"
+COUNT_CAP = 10000
+
+# Words that alone match nearly everything.
+_STOP_TEXT = """a an and are as at be but by for from has have he her his i if in into is it
+its me my no not of on or our she so that the their them then there these they this to up was we
+were what when where which who why will with you your do does did can could would should how about"""
+STOPWORDS = frozenset(_STOP_TEXT.split())
+
+_TOKEN = re.compile(r'"([^"]*)"|(\S+)')
+
+
+def run_sync(conn: Any, query: Query) -> Any:
+    """Drive a query generator on a sqlite3 connection."""
+    try:
+        sql, args = next(query)
+        while True:
+            rows = conn.execute(sql, args).fetchall()
+            sql, args = query.send(rows)
+    except StopIteration as stop:
+        return stop.value
+
+
+def iso(ts: float | None) -> str | None:
+    if ts is None:
+        return None
+    return datetime.fromtimestamp(ts, tz=UTC).isoformat().replace("+00:00", "Z")
+
+
+def terms_of(text: str) -> list[str]:
+    """Words and "quoted phrases" of a query, in order."""
+    out: list[str] = []
+    for m in _TOKEN.finditer(text):
+        term = (m.group(1) if m.group(1) is not None else m.group(2)).strip()
+        if term and re.search(r"\w", term):
+            out.append(term)
+    return out
+
+
+def fts_match(terms: list[str], any_word: bool) -> str:
+    """An FTS5 MATCH string in which every term is a quoted string: no syntax leaks."""
+    quoted = ['"' + t.replace('"', '""') + '"' for t in terms]
+    return (" OR " if any_word else " ").join(quoted)
+
+
+def _filters(p: SearchParams, now: float) -> tuple[str, list[Any]]:
+    where: list[str] = []
+    args: list[Any] = []
+    if p.host:
+        where.append("s.host = ?")
+        args.append(p.host)
+    if p.project:
+        where.append("s.project = ?")
+        args.append(p.project.rstrip("/") or "/")
+    if p.role:
+        where.append("t.role = ?")
+        args.append(p.role)
+    since = p.since
+    if p.since_days is not None:
+        since = max(since or 0.0, now - p.since_days * 86400)
+    if since is not None:
+        where.append("t.ts >= ?")
+        args.append(since)
+    if p.until is not None:
+        where.append("t.ts < ?")
+        args.append(p.until)
+    if p.session:
+        where.append("s.session_id LIKE ? ESCAPE '\\'")
+        args.append(_like_prefix(p.session))
+    if p.exclude_session:
+        where.append("s.session_id != ?")
+        args.append(p.exclude_session)
+    return (" AND " + " AND ".join(where)) if where else "", args
+
+
+def _like_prefix(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+_HIT_COLS = (
+    "t.id, t.session, t.key, t.seq, t.role, t.ts, t.tainted, t.subagent, t.note, "
+    "s.host, s.session_id, s.project, s.title, s.resume_command, s.source_path"
+)
+
+
+def search(p: SearchParams, *, fts: bool, enabled_hosts: Sequence[str] | None = None) -> Query:
+    now = time.time()
+    terms = terms_of(p.query)
+    out: dict[str, Any] = {
+        "schema": RESULT_SCHEMA,
+        "query": p.query,
+        "hits": [],
+        "total": 0,
+        "dropped": 0,
+        "message": None,
+        "fallback": None,
+        "ranked": fts,
+    }
+    if not terms:
+        out["message"] = "the query has no words to search for; give one or more words"
+        return out
+    if all(t.lower() in STOPWORDS for t in terms):
+        out["message"] = (
+            f"the query is made only of common words ({' '.join(terms)}), which would match "
+            "nearly everything; add a distinctive word"
+        )
+        return out
+    if p.host and enabled_hosts is not None and p.host not in enabled_hosts:
+        out["message"] = (
+            f"host {p.host!r} is not enabled or not installed; enabled hosts: "
+            f"{', '.join(enabled_hosts) or 'none'} (see `backscroll doctor`)"
+        )
+        return out
+    total_rows = yield ("SELECT count(*) FROM turns", ())
+    if not total_rows or not total_rows[0][0]:
+        out["message"] = (
+            "nothing indexed yet: start the daemon (`backscroll daemon`) or run "
+            "`backscroll index`, then search again"
+        )
+        return out
+    any_word = p.any
+    ids, total = yield from _ranked(p, terms, any_word, fts, now)
+    if not ids and not any_word and len(terms) > 1:
+        any_ids, any_total = yield from _ranked(p, terms, True, fts, now)
+        if any_ids:
+            if p.fallback:
+                ids, total, any_word = any_ids, any_total, True
+                out["fallback"] = "any"
+                out["message"] = (
+                    "no turn has all of the words; showing turns with any of them "
+                    "(use fewer words or quote a phrase to be precise)"
+                )
+            else:
+                out["message"] = (
+                    f"no turn has all of the words, but {any_total} have some of them; try --any"
+                )
+                return out
+    if not ids:
+        out["message"] = yield from _explain_empty(p, terms, fts, now)
+        return out
+    hits = yield from _hits(ids, terms, any_word, fts)
+    out["total"] = total
+    yield from _bound(out, hits, p)
+    return out
+
+
+def _ranked(
+    p: SearchParams, terms: list[str], any_word: bool, fts: bool, now: float
+) -> Generator[tuple[str, tuple[Any, ...]], list[Row], tuple[list[int], int]]:
+    where, args = _filters(p, now)
+    limit = max(p.limit, 1) if p.limit else 10
+    if fts:
+        match = fts_match(terms, any_word)
+        base = (
+            "FROM turns_fts JOIN turns t ON t.id = turns_fts.rowid"
+            " JOIN sessions s ON s.id = t.session WHERE turns_fts MATCH ?" + where
+        )
+        rows = yield (
+            f"SELECT t.id {base} ORDER BY bm25(turns_fts), t.ts DESC LIMIT ?",
+            (match, *args, limit),
+        )
+        if not rows:
+            return [], 0
+        count = yield (f"SELECT count(*) FROM (SELECT 1 {base} LIMIT {COUNT_CAP})", (match, *args))
+    else:
+        like, like_args = _like(terms, any_word)
+        base = "FROM turns t JOIN sessions s ON s.id = t.session WHERE " + like + where
+        rows = yield (
+            f"SELECT t.id {base} ORDER BY t.ts DESC LIMIT ?",
+            (*like_args, *args, limit),
+        )
+        if not rows:
+            return [], 0
+        count = yield (
+            f"SELECT count(*) FROM (SELECT 1 {base} LIMIT {COUNT_CAP})",
+            (*like_args, *args),
+        )
+    return [int(r[0]) for r in rows], int(count[0][0])
+
+
+def _like(terms: list[str], any_word: bool) -> tuple[str, list[str]]:
+    parts = ["t.text LIKE ? ESCAPE '\\'" for _ in terms]
+    args = ["%" + t.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            for t in terms]  # fmt: skip
+    return "(" + (" OR " if any_word else " AND ").join(parts) + ")", args
+
+
+def _explain_empty(
+    p: SearchParams, terms: list[str], fts: bool, now: float
+) -> Generator[tuple[str, tuple[Any, ...]], list[Row], str]:
+    words = " ".join(terms)
+    if p.since_days is not None or p.since is not None:
+        wider = SearchParams(**{**p.to_dict(), "since_days": None, "since": None})
+        ids, total = yield from _ranked(wider, terms, p.any, fts, now)
+        if ids:
+            window = f"the last {p.since_days:g} days" if p.since_days is not None else "the window"
+            return (
+                f"no match for {words!r} in {window}; {total} match(es) are older — "
+                "widen or drop --since-days"
+            )
+    narrowed = [
+        name for name in ("host", "project", "role", "session") if getattr(p, name) is not None
+    ]
+    if narrowed:
+        return (
+            f"no match for {words!r} with --{', --'.join(narrowed)}; drop a filter, "
+            "use fewer words, or try --any"
+        )
+    return f"no match for {words!r}; try fewer or other words, or --any"
+
+
+def _hits(
+    ids: list[int], terms: list[str], any_word: bool, fts: bool
+) -> Generator[tuple[str, tuple[Any, ...]], list[Row], list[dict[str, Any]]]:
+    marks = ",".join("?" * len(ids))
+    if fts:
+        rows = yield (
+            f"SELECT {_HIT_COLS}, highlight(turns_fts, 0, char(2), char(3))"
+            " FROM turns_fts JOIN turns t ON t.id = turns_fts.rowid"
+            " JOIN sessions s ON s.id = t.session"
+            f" WHERE turns_fts MATCH ? AND turns_fts.rowid IN ({marks})",
+            (fts_match(terms, any_word), *ids),
+        )
+    else:
+        rows = yield (
+            f"SELECT {_HIT_COLS}, t.text FROM turns t JOIN sessions s ON s.id = t.session"
+            f" WHERE t.id IN ({marks})",
+            tuple(ids),
+        )
+        rows = [(*r[:-1], _mark_plain(str(r[-1]), terms)) for r in rows]
+    by_id = {int(r[0]): r for r in rows}
+    hits: list[dict[str, Any]] = []
+    for tid in ids:
+        r = by_id.get(tid)
+        if r is None:
+            continue
+        hits.append(
+            {
+                "_id": tid,
+                "_session": int(r[1]),
+                "turn_key": r[2],
+                "_seq": r[3],
+                "role": r[4],
+                "ts": r[5],
+                "timestamp": iso(r[5]),
+                "tainted": bool(r[6]),
+                "subagent": bool(r[7]),
+                "note": r[8],
+                "host": r[9],
+                "session_id": r[10],
+                "project": r[11],
+                "title": r[12],
+                "resume_command": r[13],
+                "source_path": r[14],
+                "_marked": r[15],
+            }
+        )
+    return hits
+
+
+def _mark_plain(text: str, terms: list[str]) -> str:
+    pattern = "|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True))
+    return re.sub(f"({pattern})", MARK_START + r"\1" + MARK_END, text, flags=re.IGNORECASE)
+
+
+def excerpt(marked: str, limit: int) -> tuple[str, list[list[int]], bool, int]:
+    """Plain excerpt of at most ``limit`` chars centred on the first match.
+
+    Returns (text, match offsets within text, truncated, full length).
+    """
+    plain: list[str] = []
+    spans: list[list[int]] = []
+    pos = 0
+    start: int | None = None
+    for piece in re.split(f"([{MARK_START}{MARK_END}])", marked):
+        if piece == MARK_START:
+            start = pos
+        elif piece == MARK_END:
+            if start is not None:
+                spans.append([start, pos])
+            start = None
+        else:
+            plain.append(piece)
+            pos += len(piece)
+    text = "".join(plain)
+    full = len(text)
+    if full <= limit:
+        return text, spans, False, full
+    first = spans[0][0] if spans else 0
+    begin = max(0, min(first - limit // 3, full - limit))
+    end = begin + limit
+    cut = text[begin:end]
+    prefix = "…" if begin > 0 else ""
+    suffix = f" […truncated, {full - end} more chars]" if end < full else ""
+    shift = len(prefix) - begin
+    kept = [[s + shift, e + shift] for s, e in spans if s >= begin and e <= end]
+    return prefix + cut + suffix, kept, True, full
+
+
+def _bound(
+    out: dict[str, Any], hits: list[dict[str, Any]], p: SearchParams
+) -> Generator[tuple[str, tuple[Any, ...]], list[Row], None]:
+    budget = p.max_total_chars or 6000
+    per_turn = p.max_turn_chars or 800
+    used = 0
+    kept: list[dict[str, Any]] = []
+    for i, hit in enumerate(hits):
+        text, spans, truncated, full = excerpt(hit.pop("_marked"), per_turn)
+        if used + len(text) > budget and kept:
+            out["dropped_for_size"] = len(hits) - i
+            break
+        if used + len(text) > budget:
+            room = max(budget - used, 80)
+            text = text[:room] + " […truncated: result size limit]"
+            spans = [s for s in spans if s[1] <= room]
+            truncated = True
+        used += len(text)
+        hit.update(excerpt=text, matches=spans, truncated=truncated, chars=full)
+        if p.context:
+            hit["context"] = yield from _context(hit, p.context, per_turn)
+            used += sum(len(c["text"]) for c in hit["context"])
+        kept.append(hit)
+        if used >= budget:
+            if i + 1 < len(hits):
+                out["dropped_for_size"] = len(hits) - i - 1
+            break
+    for hit in kept:
+        for key in [k for k in hit if k.startswith("_")]:
+            del hit[key]
+    out["hits"] = kept
+    out["dropped"] = max(out["total"] - len(kept), 0)
+    if out["dropped"] and not out["message"]:
+        out["message"] = (
+            f"showing {len(kept)} of {out['total']}{'+' if out['total'] >= COUNT_CAP else ''}"
+            " matches; narrow with filters or raise --limit"
+        )
+    return None
+
+
+def _context(
+    hit: dict[str, Any], n: int, per_turn: int
+) -> Generator[tuple[str, tuple[Any, ...]], list[Row], list[dict[str, Any]]]:
+    key = (hit["ts"] if hit["ts"] is not None else 0.0, hit["_seq"], hit["_id"])
+    cols = "role, ts, text, key, tainted"
+    before = yield (
+        f"SELECT {cols} FROM turns WHERE session = ? AND (coalesce(ts, 0), seq, id) < (?, ?, ?)"
+        " ORDER BY coalesce(ts, 0) DESC, seq DESC, id DESC LIMIT ?",
+        (hit["_session"], *key, n),
+    )
+    after = yield (
+        f"SELECT {cols} FROM turns WHERE session = ? AND (coalesce(ts, 0), seq, id) > (?, ?, ?)"
+        " ORDER BY coalesce(ts, 0), seq, id LIMIT ?",
+        (hit["_session"], *key, n),
+    )
+    out: list[dict[str, Any]] = []
+    for where, rows in (("before", list(reversed(before))), ("after", after)):
+        for r in rows:
+            text, _spans, truncated, _full = excerpt(str(r[2]), per_turn)
+            out.append(
+                {
+                    "position": where,
+                    "role": r[0],
+                    "timestamp": iso(r[1]),
+                    "text": text,
+                    "truncated": truncated,
+                    "turn_key": r[3],
+                    "tainted": bool(r[4]),
+                }
+            )
+    return out
+
+
+# --------------------------------------------------------------------------- sessions
+
+
+def sessions(p: SessionsParams) -> Query:
+    where: list[str] = []
+    args: list[Any] = []
+    if p.host:
+        where.append("s.host = ?")
+        args.append(p.host)
+    if p.project:
+        where.append("s.project = ?")
+        args.append(p.project.rstrip("/") or "/")
+    if p.session:
+        where.append("s.session_id LIKE ? ESCAPE '\\'")
+        args.append(_like_prefix(p.session))
+    if p.since_days is not None:
+        where.append("coalesce(s.updated_at, s.started_at) >= ?")
+        args.append(time.time() - p.since_days * 86400)
+    clause = (" WHERE " + " AND ".join(where)) if where else ""
+    rows = yield (
+        "SELECT s.host, s.session_id, s.project, s.title, s.started_at, s.updated_at,"
+        " s.resume_command, s.source_path, s.parent_session_id,"
+        " (SELECT count(*) FROM turns t WHERE t.session = s.id)"
+        f" FROM sessions s{clause}"
+        " ORDER BY coalesce(s.updated_at, s.started_at, 0) DESC LIMIT ?",
+        (*args, p.limit),
+    )
+    items = [
+        {
+            "host": r[0],
+            "session_id": r[1],
+            "project": r[2],
+            "title": r[3],
+            "started": iso(r[4]),
+            "last_activity": iso(r[5]),
+            "resume_command": r[6],
+            "source_path": r[7],
+            "parent_session_id": r[8],
+            "turns": r[9],
+        }
+        for r in rows
+    ]
+    message = None if items else "no sessions match; drop filters or check `backscroll status`"
+    return {"schema": RESULT_SCHEMA, "sessions": items, "message": message}
+
+
+def session(p: SessionParams) -> Query:
+    args: list[Any] = [_like_prefix(p.session)]
+    host = ""
+    if p.host:
+        host = " AND host = ?"
+        args.append(p.host)
+    found = yield (
+        "SELECT id, host, session_id, project, title, started_at, updated_at, resume_command,"
+        f" source_path FROM sessions WHERE session_id LIKE ? ESCAPE '\\'{host}"
+        " ORDER BY session_id = ? DESC LIMIT 6",
+        (*args, p.session),
+    )
+    exact = [r for r in found if r[2] == p.session]
+    if exact:
+        found = exact[:1]
+    if not found:
+        return {
+            "schema": RESULT_SCHEMA,
+            "session": None,
+            "turns": [],
+            "message": f"no session id starts with {p.session!r}; list them with "
+            "`backscroll sessions`",
+        }
+    if len(found) > 1:
+        ids = ", ".join(f"{r[2]} ({r[1]})" for r in found[:5])
+        return {
+            "schema": RESULT_SCHEMA,
+            "session": None,
+            "turns": [],
+            "message": f"{p.session!r} is ambiguous: {ids}; give more of the id",
+        }
+    r = found[0]
+    count = yield ("SELECT count(*) FROM turns WHERE session = ?", (r[0],))
+    total = int(count[0][0])
+    window = p.window or 20
+    offset = max(p.around - 1 - window // 2, 0) if p.around is not None else 0
+    rows = yield (
+        "SELECT role, ts, text, key, tainted, subagent, note FROM turns WHERE session = ?"
+        " ORDER BY coalesce(ts, 0), seq, id LIMIT ? OFFSET ?",
+        (r[0], window, offset),
+    )
+    turns = []
+    for i, t in enumerate(rows):
+        text, _spans, truncated, _full = excerpt(str(t[2]), p.max_turn_chars or 2000)
+        turns.append(
+            {
+                "n": offset + i + 1,
+                "role": t[0],
+                "timestamp": iso(t[1]),
+                "text": text,
+                "truncated": truncated,
+                "turn_key": t[3],
+                "tainted": bool(t[4]),
+                "subagent": bool(t[5]),
+                "note": t[6],
+            }
+        )
+    return {
+        "schema": RESULT_SCHEMA,
+        "session": {
+            "host": r[1],
+            "session_id": r[2],
+            "project": r[3],
+            "title": r[4],
+            "started": iso(r[5]),
+            "last_activity": iso(r[6]),
+            "resume_command": r[7],
+            "source_path": r[8],
+            "turns": total,
+        },
+        "turns": turns,
+        "window": {"first": offset + 1, "last": offset + len(turns), "total": total},
+        "message": None if turns else "this session has no indexed turns in that window",
+    }
+
+
+def totals() -> Query:
+    """Per-host files, sessions and turns, and the time of the last completed index."""
+    files = yield (
+        "SELECT host, count(*), sum(missing), sum(error IS NOT NULL), max(indexed_at)"
+        " FROM files GROUP BY host",
+        (),
+    )
+    sess = yield ("SELECT host, count(*) FROM sessions GROUP BY host", ())
+    turns = yield (
+        "SELECT s.host, count(*) FROM turns t JOIN sessions s ON s.id = t.session GROUP BY s.host",
+        (),
+    )
+    hosts: dict[str, dict[str, Any]] = {}
+
+    def entry(h: str) -> dict[str, Any]:
+        return hosts.setdefault(
+            h, {"files": 0, "missing_files": 0, "unreadable_files": 0, "sessions": 0, "turns": 0}
+        )
+
+    last = None
+    for h, n, missing, bad, at in files:
+        e = entry(h)
+        e.update(files=n, missing_files=missing or 0, unreadable_files=bad or 0)
+        e["last_indexed"] = iso(at)
+        last = max(last or 0, at or 0) or None
+    for h, n in sess:
+        entry(h)["sessions"] = n
+    for h, n in turns:
+        entry(h)["turns"] = n
+    return {"hosts": hosts, "last_indexed": iso(last)}

@@ -1,0 +1,218 @@
+"""DDL, numbered migrations, and opening a connection safely.
+
+Every connection sets ``busy_timeout`` before any other statement. The switch to
+WAL retries transient "database is locked" / "disk I/O error" with jitter within
+that same budget, since several processes may open a brand-new database at once.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sqlite3
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from backscroll.errors import DatabaseError
+
+#: Newest schema this code knows. A database newer than this is refused.
+SCHEMA_VERSION = 2
+BUSY_TIMEOUT_MS = 5000
+_FTS5: bool | None = None
+
+
+def fts5_available() -> bool:
+    """Whether this Python's SQLite has FTS5 (``BACKSCROLL_NO_FTS=1`` forces no)."""
+    global _FTS5
+    if os.environ.get("BACKSCROLL_NO_FTS") == "1":
+        return False
+    if _FTS5 is None:
+        conn = sqlite3.connect(":memory:")
+        try:
+            conn.execute("CREATE VIRTUAL TABLE t USING fts5(x)")
+            _FTS5 = True
+        except sqlite3.OperationalError:
+            _FTS5 = False
+        finally:
+            conn.close()
+    return _FTS5
+
+
+_BASE = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    host TEXT NOT NULL,
+    size INTEGER NOT NULL DEFAULT 0,
+    mtime_ns INTEGER NOT NULL DEFAULT 0,
+    inode INTEGER NOT NULL DEFAULT 0,
+    head_len INTEGER NOT NULL DEFAULT 0,
+    head_hash TEXT NOT NULL DEFAULT '',
+    position INTEGER NOT NULL DEFAULT 0,
+    state TEXT NOT NULL DEFAULT '{}',
+    reader_version INTEGER NOT NULL DEFAULT 0,
+    indexed_at REAL,
+    problems INTEGER NOT NULL DEFAULT 0,
+    error TEXT,
+    missing INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS files_host ON files(host);
+CREATE TABLE IF NOT EXISTS sessions (
+    id INTEGER PRIMARY KEY,
+    host TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    project TEXT,
+    title TEXT,
+    started_at REAL,
+    updated_at REAL,
+    resume_command TEXT,
+    source_path TEXT,
+    parent_session_id TEXT,
+    UNIQUE (host, session_id)
+);
+CREATE INDEX IF NOT EXISTS sessions_project ON sessions(project);
+CREATE TABLE IF NOT EXISTS turns (
+    id INTEGER PRIMARY KEY,
+    session INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    file INTEGER REFERENCES files(id) ON DELETE SET NULL,
+    key TEXT NOT NULL,
+    seq INTEGER NOT NULL DEFAULT 0,
+    role TEXT NOT NULL,
+    ts REAL,
+    text TEXT NOT NULL,
+    tainted INTEGER NOT NULL DEFAULT 0,
+    subagent INTEGER NOT NULL DEFAULT 0,
+    note TEXT,
+    UNIQUE (session, key)
+);
+CREATE INDEX IF NOT EXISTS turns_file ON turns(file);
+CREATE INDEX IF NOT EXISTS turns_order ON turns(session, ts, seq);
+CREATE INDEX IF NOT EXISTS turns_ts ON turns(ts);
+"""
+
+_FTS: tuple[str, ...] = (
+    """CREATE VIRTUAL TABLE IF NOT EXISTS turns_fts USING fts5(
+        text, content='turns', content_rowid='id', tokenize='porter unicode61')""",
+    """CREATE TRIGGER IF NOT EXISTS turns_ai AFTER INSERT ON turns BEGIN
+        INSERT INTO turns_fts(rowid, text) VALUES (new.id, new.text);
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS turns_ad AFTER DELETE ON turns BEGIN
+        INSERT INTO turns_fts(turns_fts, rowid, text) VALUES ('delete', old.id, old.text);
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS turns_au AFTER UPDATE OF text ON turns
+    WHEN old.text IS NOT new.text BEGIN
+        INSERT INTO turns_fts(turns_fts, rowid, text) VALUES ('delete', old.id, old.text);
+        INSERT INTO turns_fts(rowid, text) VALUES (new.id, new.text);
+    END""",
+)
+
+# A migration takes the connection inside a transaction.
+Migration = Callable[[sqlite3.Connection], None]
+
+
+def _m1_base(conn: sqlite3.Connection) -> None:
+    for statement in _BASE.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+
+
+def _m2_fts(conn: sqlite3.Connection) -> None:
+    if not fts5_available():
+        conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('fts', '0')")
+        return
+    for statement in _FTS:
+        conn.execute(statement)
+    conn.execute("INSERT INTO turns_fts(turns_fts) VALUES ('rebuild')")
+    conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('fts', '1')")
+
+
+#: Numbered migrations, applied in order; ``PRAGMA user_version`` records the last.
+MIGRATIONS: tuple[tuple[int, Migration], ...] = ((1, _m1_base), (2, _m2_fts))
+
+_TRANSIENT = ("database is locked", "disk i/o error", "database schema is locked", "busy")
+
+
+def _is_transient(exc: sqlite3.OperationalError) -> bool:
+    text = str(exc).lower()
+    return any(t in text for t in _TRANSIENT)
+
+
+def connect(
+    path: Path,
+    *,
+    readonly: bool = False,
+    busy_timeout_ms: int = BUSY_TIMEOUT_MS,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> sqlite3.Connection:
+    """Open the index database with ``busy_timeout`` set first, then WAL.
+
+    Transient errors while switching to WAL are retried with jitter until the
+    busy budget is spent; any other error is raised at once.
+    """
+    if readonly:
+        uri = f"file:{path}?mode=ro"
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+        return conn
+    conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+    conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+    deadline = clock() + busy_timeout_ms / 1000
+    delay = 0.005
+    while True:
+        try:
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()
+            if mode and str(mode[0]).lower() == "wal":
+                break
+            raise sqlite3.OperationalError(f"database is locked (journal mode {mode})")
+        except sqlite3.OperationalError as exc:
+            if not _is_transient(exc) or clock() >= deadline:
+                conn.close()
+                raise
+            sleep(delay * (0.5 + random.random()))
+            delay = min(delay * 2, 0.2)
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA foreign_keys = ON")
+    return conn
+
+
+def migrate(conn: sqlite3.Connection, path: Path) -> int:
+    """Bring the schema up to :data:`SCHEMA_VERSION`; refuse a newer database."""
+    current = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    if current > SCHEMA_VERSION:
+        raise DatabaseError(
+            f"{path} was written by a newer backscroll (schema {current}, this one knows "
+            f"{SCHEMA_VERSION}); upgrade backscroll, or point BACKSCROLL_HOME elsewhere"
+        )
+    if current == SCHEMA_VERSION:
+        return current
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        current = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        for number, step in MIGRATIONS:
+            if number > current:
+                step(conn)
+                conn.execute(f"PRAGMA user_version = {number}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return SCHEMA_VERSION
+
+
+def check_integrity(conn: sqlite3.Connection, path: Path) -> None:
+    """Raise DatabaseError naming the file if SQLite says it is not a database."""
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.DatabaseError as exc:
+        raise DatabaseError(
+            f"{path} cannot be read as an index ({exc}); it was left untouched. Move it "
+            f"aside and run `backscroll index --rebuild`, or restore it from a backup"
+        ) from exc
+
+
+def has_fts(conn: sqlite3.Connection) -> bool:
+    row = conn.execute("SELECT value FROM meta WHERE key = 'fts'").fetchone()
+    return bool(row and row[0] == "1")

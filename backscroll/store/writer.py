@@ -1,0 +1,409 @@
+"""The write side of the store: one connection, owned by one thread.
+
+Functions are named for intent. Every file's turns and its new saved position
+are written in one transaction; many files may share a transaction on a cold
+index. :meth:`IndexWriter.apply` re-reads the file's row inside the
+transaction, so a second writer that lost the race sees the work done and skips.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from backscroll.model import ReadResult, Session, Turn
+from backscroll.store import schema
+
+
+@dataclass(frozen=True, slots=True)
+class FileStat:
+    """What a cheap look at a file says (``stat`` plus a hash of its first bytes)."""
+
+    size: int
+    mtime_ns: int
+    inode: int
+    head_len: int = 0
+    head_hash: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class FileRow:
+    id: int
+    path: str
+    host: str
+    size: int
+    mtime_ns: int
+    inode: int
+    head_len: int
+    head_hash: str
+    position: int
+    state: dict[str, Any]
+    reader_version: int
+    missing: bool
+    error: str | None
+
+    @property
+    def fingerprint(self) -> tuple[int, int, int, int]:
+        return (self.size, self.mtime_ns, self.inode, self.position)
+
+
+@dataclass(frozen=True, slots=True)
+class Update:
+    """The outcome of one read, to be written if the file's row is still as it was."""
+
+    path: str
+    host: str
+    stat: FileStat
+    reader_version: int
+    #: The row fingerprint the read started from (None: no row existed).
+    based_on: tuple[int, int, int, int] | None
+    #: The read started from the beginning: the file's old turns are replaced.
+    fresh: bool
+    result: ReadResult
+
+
+Outcome = Literal["written", "skipped", "conflict", "unsupported"]
+
+
+@dataclass(slots=True)
+class ApplyReport:
+    outcome: Outcome
+    turns_written: int = 0
+    turns_deleted: int = 0
+
+
+@dataclass(slots=True)
+class Totals:
+    files: int = 0
+    sessions: int = 0
+    turns: int = 0
+    by_host: dict[str, dict[str, int]] = field(default_factory=dict)
+
+
+_FILE_COLS = (
+    "id, path, host, size, mtime_ns, inode, head_len, head_hash, position, state, "
+    "reader_version, missing, error"
+)
+
+_UPSERT_TURN = """
+INSERT INTO turns (session, file, key, seq, role, ts, text, tainted, subagent, note)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (session, key) DO UPDATE SET
+    file = excluded.file, seq = excluded.seq, role = excluded.role, ts = excluded.ts,
+    text = excluded.text, tainted = excluded.tainted, subagent = excluded.subagent,
+    note = excluded.note
+WHERE turns.text IS NOT excluded.text OR turns.role IS NOT excluded.role
+    OR turns.ts IS NOT excluded.ts OR turns.file IS NOT excluded.file
+    OR turns.seq IS NOT excluded.seq OR turns.tainted IS NOT excluded.tainted
+    OR turns.subagent IS NOT excluded.subagent OR turns.note IS NOT excluded.note
+"""
+
+_UPSERT_SESSION = """
+INSERT INTO sessions (host, session_id, project, title, started_at, updated_at,
+                      resume_command, source_path, parent_session_id)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (host, session_id) DO UPDATE SET
+    project = coalesce(excluded.project, sessions.project),
+    title = coalesce(excluded.title, sessions.title),
+    started_at = CASE
+        WHEN sessions.started_at IS NULL THEN excluded.started_at
+        WHEN excluded.started_at IS NULL THEN sessions.started_at
+        ELSE min(sessions.started_at, excluded.started_at) END,
+    updated_at = CASE
+        WHEN sessions.updated_at IS NULL THEN excluded.updated_at
+        WHEN excluded.updated_at IS NULL THEN sessions.updated_at
+        ELSE max(sessions.updated_at, excluded.updated_at) END,
+    resume_command = coalesce(excluded.resume_command, sessions.resume_command),
+    source_path = coalesce(sessions.source_path, excluded.source_path),
+    parent_session_id = coalesce(excluded.parent_session_id, sessions.parent_session_id)
+RETURNING id
+"""
+
+
+def _row(values: tuple[Any, ...]) -> FileRow:
+    (fid, path, host, size, mtime, inode, hlen, hhash, pos, state, rver, missing, err) = values
+    try:
+        parsed = json.loads(state) if state else {}
+    except ValueError:
+        parsed = {}
+    return FileRow(
+        int(fid), str(path), str(host), int(size), int(mtime), int(inode), int(hlen),
+        str(hhash), int(pos), parsed if isinstance(parsed, dict) else {}, int(rver),
+        bool(missing), err,
+    )  # fmt: skip
+
+
+class IndexWriter:
+    """Owns the one write connection to ``index.db``."""
+
+    def __init__(self, path: Path, *, busy_timeout_ms: int = schema.BUSY_TIMEOUT_MS) -> None:
+        self.path = path
+        self.conn = schema.connect(path, busy_timeout_ms=busy_timeout_ms)
+        try:
+            schema.check_integrity(self.conn, path)
+            schema.migrate(self.conn, path)
+        except BaseException:
+            self.conn.close()
+            raise
+        self._in_tx = False
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # ------------------------------------------------------------------ transactions
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """``BEGIN IMMEDIATE`` ... ``COMMIT`` (rolled back whole on any error)."""
+        if self._in_tx:
+            yield
+            return
+        self.conn.execute("BEGIN IMMEDIATE")
+        self._in_tx = True
+        try:
+            yield
+        except BaseException:
+            self._in_tx = False
+            self.conn.execute("ROLLBACK")
+            raise
+        self._in_tx = False
+        self.conn.execute("COMMIT")
+
+    # ------------------------------------------------------------------ files
+
+    def file_row(self, path: str) -> FileRow | None:
+        cur = self.conn.execute(f"SELECT {_FILE_COLS} FROM files WHERE path = ?", (path,))
+        values = cur.fetchone()
+        return _row(values) if values else None
+
+    def file_rows(self, host: str | None = None) -> dict[str, FileRow]:
+        if host is None:
+            cur = self.conn.execute(f"SELECT {_FILE_COLS} FROM files")
+        else:
+            cur = self.conn.execute(f"SELECT {_FILE_COLS} FROM files WHERE host = ?", (host,))
+        return {r.path: r for r in map(_row, cur.fetchall())}
+
+    def apply(self, update: Update) -> ApplyReport:
+        """Write one read's turns and the file's new position, in one transaction."""
+        with self.transaction():
+            row = self.file_row(update.path)
+            current = row.fingerprint if row else None
+            if (
+                row is not None
+                and current != update.based_on
+                and (row.size, row.mtime_ns, row.inode) == _stat_key(update.stat)
+                and row.reader_version == update.reader_version
+            ):
+                return ApplyReport("skipped")  # another writer indexed this exact state
+            if current != update.based_on:
+                return ApplyReport("conflict")
+            result = update.result
+            file_id = self._save_file(row, update)
+            if result.unsupported:
+                return ApplyReport("unsupported")
+            return self._write_turns(file_id, update)
+
+    def _save_file(self, row: FileRow | None, update: Update) -> int:
+        st = update.stat
+        result = update.result
+        problems = len(result.problems)
+        values = (
+            update.host, st.size, st.mtime_ns, st.inode, st.head_len, st.head_hash,
+            result.position, json.dumps(dict(result.state), separators=(",", ":")),
+            update.reader_version, time.time(), result.unsupported,
+        )  # fmt: skip
+        if row is None:
+            cur = self.conn.execute(
+                "INSERT INTO files (host, size, mtime_ns, inode, head_len, head_hash, position,"
+                " state, reader_version, indexed_at, error, problems, path)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (*values, problems, update.path),
+            )
+            return int(cur.lastrowid or 0)
+        self.conn.execute(
+            "UPDATE files SET host = ?, size = ?, mtime_ns = ?, inode = ?, head_len = ?,"
+            " head_hash = ?, position = ?, state = ?, reader_version = ?, indexed_at = ?,"
+            " error = ?, missing = 0,"
+            " problems = CASE WHEN ? THEN ? ELSE problems + ? END WHERE id = ?",
+            (*values, update.fresh, problems, problems, row.id),
+        )
+        return row.id
+
+    def _write_turns(self, file_id: int, update: Update) -> ApplyReport:
+        result = update.result
+        sessions = _merge_sessions(result.sessions, result.turns, update.path)
+        rowids: dict[str, int] = {}
+        for s in sessions.values():
+            rowids[s.session_id] = self._upsert_session(update.host, s, update.path)
+        report = ApplyReport("written")
+        params = [
+            (rowids[t.session_id], file_id, t.key, t.seq, t.role, t.timestamp, t.text,
+             int(t.tainted), int(t.subagent), t.note)
+            for t in result.turns
+        ]  # fmt: skip
+        if params:
+            cur = self.conn.executemany(_UPSERT_TURN, params)
+            report.turns_written = max(cur.rowcount, 0)
+        replace = result.replace or update.fresh
+        dropped_sessions = result.replaced_sessions | result.removed_sessions
+        if replace or dropped_sessions:
+            kept = {(rowids[t.session_id], t.key) for t in result.turns}
+            report.turns_deleted = self._drop_stale(
+                file_id,
+                kept,
+                None if replace else self._session_rowids(update.host, dropped_sessions),
+            )
+        for sid in result.removed_sessions:
+            self.conn.execute(
+                "DELETE FROM sessions WHERE host = ? AND session_id = ?"
+                " AND NOT EXISTS (SELECT 1 FROM turns WHERE turns.session = sessions.id)",
+                (update.host, sid),
+            )
+        return report
+
+    def _upsert_session(self, host: str, s: Session, path: str) -> int:
+        cur = self.conn.execute(
+            _UPSERT_SESSION,
+            (host, s.session_id, s.project, s.title, s.started_at, s.updated_at,
+             s.resume_command, path, s.parent_session_id),
+        )  # fmt: skip
+        return int(cur.fetchone()[0])
+
+    def _session_rowids(self, host: str, session_ids: Iterable[str]) -> set[int]:
+        out: set[int] = set()
+        for sid in session_ids:
+            r = self.conn.execute(
+                "SELECT id FROM sessions WHERE host = ? AND session_id = ?", (host, sid)
+            ).fetchone()
+            if r:
+                out.add(int(r[0]))
+        return out
+
+    def _drop_stale(
+        self, file_id: int, kept: set[tuple[int, str]], only_sessions: set[int] | None
+    ) -> int:
+        rows = self.conn.execute(
+            "SELECT id, session, key FROM turns WHERE file = ?", (file_id,)
+        ).fetchall()
+        stale = [
+            (r[0],)
+            for r in rows
+            if (r[1], r[2]) not in kept and (only_sessions is None or r[1] in only_sessions)
+        ]
+        if stale:
+            self.conn.executemany("DELETE FROM turns WHERE id = ?", stale)
+        return len(stale)
+
+    def record_error(self, path: str, host: str, message: str) -> None:
+        """Note that a file could not be read; its indexed turns stay."""
+        with self.transaction():
+            self.conn.execute(
+                "INSERT INTO files (path, host, error) VALUES (?, ?, ?)"
+                " ON CONFLICT (path) DO UPDATE SET error = excluded.error",
+                (path, host, message),
+            )
+
+    def mark_missing(self, path: str) -> None:
+        """The source vanished; its turns are kept (hosts prune old transcripts)."""
+        with self.transaction():
+            self.conn.execute("UPDATE files SET missing = 1 WHERE path = ?", (path,))
+
+    def forget_missing_file(self, path: str) -> int:
+        """Policy ``on_delete: forget``: drop the turns of a vanished source."""
+        with self.transaction():
+            row = self.file_row(path)
+            if row is None:
+                return 0
+            n = self.conn.execute("DELETE FROM turns WHERE file = ?", (row.id,)).rowcount
+            self.conn.execute("DELETE FROM files WHERE id = ?", (row.id,))
+            self._delete_empty_sessions()
+            return int(n)
+
+    def _delete_empty_sessions(self) -> None:
+        self.conn.execute(
+            "DELETE FROM sessions WHERE NOT EXISTS"
+            " (SELECT 1 FROM turns WHERE turns.session = sessions.id)"
+        )
+
+    def known_projects(self) -> list[str]:
+        """Project directories the indexed sessions name (where Aider keeps history)."""
+        rows = self.conn.execute(
+            "SELECT DISTINCT project FROM sessions WHERE project IS NOT NULL AND project != ''"
+        )
+        return [str(r[0]) for r in rows.fetchall()]
+
+    # ------------------------------------------------------------------ upkeep
+
+    def totals(self) -> Totals:
+        t = Totals()
+        for host, files in self.conn.execute("SELECT host, count(*) FROM files GROUP BY host"):
+            t.by_host.setdefault(host, {"files": 0, "sessions": 0, "turns": 0})["files"] = files
+        for host, n in self.conn.execute("SELECT host, count(*) FROM sessions GROUP BY host"):
+            t.by_host.setdefault(host, {"files": 0, "sessions": 0, "turns": 0})["sessions"] = n
+        for host, n in self.conn.execute(
+            "SELECT s.host, count(*) FROM turns t JOIN sessions s ON s.id = t.session"
+            " GROUP BY s.host"
+        ):
+            t.by_host.setdefault(host, {"files": 0, "sessions": 0, "turns": 0})["turns"] = n
+        for counts in t.by_host.values():
+            t.files += counts["files"]
+            t.sessions += counts["sessions"]
+            t.turns += counts["turns"]
+        return t
+
+    def optimize(self) -> None:
+        """FTS5 segment merge and ``PRAGMA optimize`` (scheduled when idle)."""
+        if schema.has_fts(self.conn):
+            with self.transaction():
+                self.conn.execute("INSERT INTO turns_fts(turns_fts) VALUES ('optimize')")
+        self.conn.execute("PRAGMA optimize")
+
+    def checkpoint(self) -> None:
+        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+def _stat_key(st: FileStat) -> tuple[int, int, int]:
+    return (st.size, st.mtime_ns, st.inode)
+
+
+def _merge_sessions(
+    sessions: Iterable[Session], turns: Iterable[Turn], path: str
+) -> dict[str, Session]:
+    """One Session per id: the reader's metadata plus the turns' time span."""
+    merged: dict[str, Session] = {}
+    for s in sessions:
+        old = merged.get(s.session_id)
+        merged[s.session_id] = s if old is None else _combine(old, s)
+    for t in turns:
+        span = Session(t.session_id, started_at=t.timestamp, updated_at=t.timestamp)
+        old = merged.get(t.session_id)
+        merged[t.session_id] = span if old is None else _combine(old, span)
+    return merged
+
+
+def _combine(a: Session, b: Session) -> Session:
+    def lo(x: float | None, y: float | None) -> float | None:
+        return y if x is None else x if y is None else min(x, y)
+
+    def hi(x: float | None, y: float | None) -> float | None:
+        return y if x is None else x if y is None else max(x, y)
+
+    return Session(
+        a.session_id,
+        project=b.project or a.project,
+        title=b.title or a.title,
+        started_at=lo(a.started_at, b.started_at),
+        updated_at=hi(a.updated_at, b.updated_at),
+        resume_command=b.resume_command or a.resume_command,
+        parent_session_id=b.parent_session_id or a.parent_session_id,
+    )
+
+
+def is_locked_error(exc: BaseException) -> bool:
+    return isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc).lower()
