@@ -264,8 +264,8 @@ class TaskStoreReader(BaseReader):
             tasks = root
         try:
             dirs = sorted(p for p in tasks.iterdir() if p.is_dir())
-        except OSError:
-            yield from super().discover(root)
+        except OSError:  # not an extension root (the Cline CLI's sessions dir)
+            yield from (p for p in super().discover(root) if p.is_file())
             return
         for task_dir in dirs:
             candidate = task_dir / UI_MESSAGES

@@ -348,3 +348,11 @@ def test_roots_cover_editors_and_the_cli_env_vars(tmp_path: Path) -> None:
     assert Path("/opt/cline/data/sessions") in moved
     data = reader.roots(HostEnv(home=home, environ={"CLINE_DATA_DIR": "/d", "CLINE_DIR": "/x"}))
     assert Path("/d/sessions") in data and Path("/x/data/sessions") not in data
+
+
+def test_discover_finds_cli_sessions_with_a_messages_file(tmp_path: Path) -> None:
+    messages = _cli(tmp_path)
+    waiting = tmp_path / ".cline" / "data" / "sessions" / "2_x"
+    waiting.mkdir()
+    (waiting / "2_x.json").write_text("{}")  # manifest written, no messages yet
+    assert list(reader.discover(tmp_path / ".cline" / "data" / "sessions")) == [messages]
