@@ -177,9 +177,9 @@ class _Stream:
         if not isinstance(text, str) or not (text := clean_text(text)):
             return
         tainted = False
-        if role == "user":
+        if role == "user" and not subagent:  # a sub-agent's prompt does not end the exchange
             self.tainted = False
-            if self.first_user is None and not subagent:
+            if self.first_user is None:
                 self.first_user = first_line_title(text)
         elif role == "assistant":
             tainted = self.tainted
