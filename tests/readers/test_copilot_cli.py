@@ -108,7 +108,7 @@ def test_reasoning_system_prompt_and_injected_context_are_not_searchable(
 def test_real_session_metadata(isolated_home: Path) -> None:
     session = read_fresh(reader, real_session(isolated_home)).sessions[SID]
     assert session.title == PROMPT  # workspace.yaml `name`
-    assert session.project == "/work"
+    assert session.project == "/work"  # the cwd recorded in the sample itself
     assert session.started_at == pytest.approx(1785962413.471)  # 2026-08-05T20:40:13.471Z
     assert session.resume_command == f"copilot --resume={SID}"
 
