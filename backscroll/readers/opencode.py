@@ -43,8 +43,6 @@ from backscroll.store.hosts import opencode as q
 #: OpenCode tools that bring outside content in but that ``is_external_tool`` misses
 #: (``codesearch`` queries Exa's hosted code search).
 EXTERNAL_TOOLS = frozenset({"codesearch"})
-#: ``time_updated`` is set by the host before it commits: look back this far.
-OVERLAP_MS = 2000
 #: Sessions read per read transaction, so the host is never held up for long.
 BATCH = 64
 STATE_VERSION = 1
@@ -158,7 +156,7 @@ class OpenCodeReader(BaseReader):
                         problems.append(Problem(f"{v2} OpenCode 2.x sessions not indexed"))
                 else:
                     since = q.Marks(*state["marks"])
-                    changed = q.changed_session_ids(conn, since, OVERLAP_MS) & ids
+                    changed = q.changed_session_ids(conn, since) & ids
             removed = set(state["sessions"]) - ids if state else set()
             fetched: list[tuple[q.SessionRow, list[q.MessageRow], list[q.PartRow]]] = []
             for batch in _chunks(sorted(changed), BATCH):

@@ -26,7 +26,9 @@ class Marks(NamedTuple):
 
     session_updated: int
     message_rowid: int
+    message_top: str
     part_rowid: int
+    part_top: str
 
 
 class SessionRow(NamedTuple):
@@ -81,38 +83,41 @@ def v2_session_count(conn: sqlite3.Connection) -> int:
 
 
 def marks(conn: sqlite3.Connection) -> Marks:
-    """Latest session update time and the highest message/part rowids (O(log n))."""
+    """Latest session update time and the top message/part rows (O(log n))."""
     updated = conn.execute("SELECT max(time_updated) FROM session").fetchone()[0]
-    msg = conn.execute("SELECT max(rowid) FROM message").fetchone()[0]
-    part = conn.execute("SELECT max(rowid) FROM part").fetchone()[0]
-    return Marks(int(updated or 0), int(msg or 0), int(part or 0))
+    msg = conn.execute("SELECT rowid, id FROM message ORDER BY rowid DESC LIMIT 1").fetchone()
+    part = conn.execute("SELECT rowid, id FROM part ORDER BY rowid DESC LIMIT 1").fetchone()
+    msg = msg or (0, "")
+    part = part or (0, "")
+    return Marks(int(updated or 0), int(msg[0]), str(msg[1]), int(part[0]), str(part[1]))
 
 
 def session_ids(conn: sqlite3.Connection) -> set[str]:
     return {str(r[0]) for r in conn.execute("SELECT id FROM session")}
 
 
-def changed_session_ids(conn: sqlite3.Connection, since: Marks, overlap_ms: int) -> set[str]:
-    """Sessions touched since ``since``: a newer ``time_updated`` (streaming and
-    in-place edits bump it), or message/part rows at or past the old top rowid
-    (inserts, including a delete-and-reinsert that reused the top rowid)."""
+def changed_session_ids(conn: sqlite3.Connection, since: Marks) -> set[str]:
+    """Sessions updated at or after the newest update seen last time (``>=``: a
+    write in the same clock tick as that read), plus :func:`inserted_session_ids`."""
+    rows = conn.execute("SELECT id FROM session WHERE time_updated >= ?", (since.session_updated,))
+    return {str(r[0]) for r in rows} | inserted_session_ids(conn, since)
+
+
+def inserted_session_ids(conn: sqlite3.Connection, since: Marks) -> set[str]:
+    """Sessions holding message/part rows added since ``since``: past the old top
+    rowid, or at it under another id (the top row deleted and its rowid reused)."""
     found = {
         str(r[0])
         for r in conn.execute(
-            "SELECT id FROM session WHERE time_updated >= ?",
-            (since.session_updated - overlap_ms,),
+            "SELECT DISTINCT session_id FROM message WHERE rowid > ? OR (rowid = ? AND id != ?)",
+            (since.message_rowid, since.message_rowid, since.message_top),
         )
     }
     found.update(
         str(r[0])
         for r in conn.execute(
-            "SELECT DISTINCT session_id FROM message WHERE rowid >= ?", (since.message_rowid,)
-        )
-    )
-    found.update(
-        str(r[0])
-        for r in conn.execute(
-            "SELECT DISTINCT session_id FROM part WHERE rowid >= ?", (since.part_rowid,)
+            "SELECT DISTINCT session_id FROM part WHERE rowid > ? OR (rowid = ? AND id != ?)",
+            (since.part_rowid, since.part_rowid, since.part_top),
         )
     )
     return found
