@@ -139,7 +139,6 @@ class _State:
     line: int = 1
     session_id: str | None = None
     era: str | None = None  # "wrapped" | "bare"
-    paginated: bool = False
     cwd: str | None = None
     started_at: float | None = None
     updated_at: float | None = None
@@ -162,7 +161,6 @@ class _State:
             line=int(s.get("line", 1)),
             session_id=s.get("sid"),
             era=s.get("era"),
-            paginated=bool(s.get("paginated", False)),
             cwd=s.get("cwd"),
             started_at=s.get("started"),
             updated_at=s.get("updated"),
@@ -179,7 +177,6 @@ class _State:
             "line": self.line,
             "sid": self.session_id,
             "era": self.era,
-            "paginated": self.paginated,
             "cwd": self.cwd,
             "started": self.started_at,
             "updated": self.updated_at,
@@ -362,7 +359,6 @@ class _Parser:
         started = parse_time(payload.get("timestamp"))
         if started is not None:
             state.started_at = started
-        state.paginated = payload.get("history_mode") == "paginated"
 
     def response_item(
         self, item: dict[str, Any], offset: int, ts: float | None, *, key: str | None = None
