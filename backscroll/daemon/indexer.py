@@ -63,6 +63,9 @@ class Item:
 
     spec: HostSpec
     path: Path
+    #: A sidecar of the transcript changed (workspace.yaml, history_item.json):
+    #: its stat says nothing, so read it again whole.
+    forced: bool = False
 
 
 @dataclass
@@ -152,6 +155,8 @@ class Indexer:
     redactor: Redactor | None = None
     #: Test hook: called with ("before_commit", path) inside a file's transaction.
     fault: Callable[[str, Path], None] | None = None
+    #: Checked between batches: a long cold index stops early on shutdown.
+    should_stop: Callable[[], bool] | None = None
     stats_by_host: dict[str, Summary] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ ownership
@@ -165,7 +170,8 @@ class Indexer:
                 if _is_under(path, root):
                     source = spec.reader.source_for(path)
                     if source is not None and not self._excluded(spec, source):
-                        return Item(spec, source)
+                        sidecar = source != path and spec.reader.kind != "database"
+                        return Item(spec, source, forced=sidecar)
         return None
 
     def _excluded(self, spec: HostSpec, path: Path) -> bool:
@@ -208,6 +214,7 @@ class Indexer:
         version = item.spec.reader.version
         if (
             row is not None
+            and not item.forced
             and (row.size, row.mtime_ns, row.inode) == (st.size, st.mtime_ns, st.inode)
             and row.reader_version == version
         ):
@@ -224,6 +231,8 @@ class Indexer:
                 )
                 if row.inode != st.inode or st.size < row.position or not same_head:
                     prev = None
+            if item.forced:
+                prev = None
         return Plan(item, st, row, prev)
 
     # ------------------------------------------------------------------ indexing
@@ -252,6 +261,8 @@ class Indexer:
         batch_bytes = 0
         retry: list[Plan] = []
         for n, plan in enumerate(plans, 1):
+            if self.should_stop is not None and self.should_stop():
+                break
             batch.append(plan)
             batch_bytes += plan.stat.size
             if len(batch) >= BATCH_FILES or batch_bytes >= BATCH_BYTES or n == len(plans):

@@ -3,21 +3,33 @@
 from __future__ import annotations
 
 from backscroll.readers.base import BaseReader, HostEnv, Reader
+from backscroll.readers.aider import AiderReader
+from backscroll.readers.amp import AmpReader
 from backscroll.readers.claude_code import ClaudeCodeReader
 from backscroll.readers.cline import ClineReader
+from backscroll.readers.codex import CodexReader
 from backscroll.readers.continue_dev import ContinueReader
+from backscroll.readers.copilot_cli import CopilotCliReader
+from backscroll.readers.crush import CrushReader
 from backscroll.readers.cursor_agent import CursorAgentReader
+from backscroll.readers.cursor_ide import CursorReader
 from backscroll.readers.factory_droid import FactoryDroidReader
 from backscroll.readers.gemini_cli import GeminiCliReader
+from backscroll.readers.goose import GooseJsonlReader, GooseReader
 from backscroll.readers.kilo_code import KiloCodeReader
 from backscroll.readers.kiro import KiroCliReader, KiroIdeReader
+from backscroll.readers.opencode import KiloCliReader, OpenCodeReader
 from backscroll.readers.pi import PiReader
+from backscroll.readers.qwen_code import QwenCodeReader
 from backscroll.readers.roo_code import RooCodeReader
 from backscroll.readers.zed import ZedReader
 
 READERS: tuple[Reader, ...] = (
     ClaudeCodeReader(),
+    CodexReader(),
     GeminiCliReader(),
+    CopilotCliReader(),
+    QwenCodeReader(),
     PiReader(),
     FactoryDroidReader(),
     CursorAgentReader(),
@@ -27,7 +39,15 @@ READERS: tuple[Reader, ...] = (
     RooCodeReader(),
     KiloCodeReader(),
     ContinueReader(),
+    AmpReader(),
+    OpenCodeReader(),
+    KiloCliReader(),
+    CursorReader(),
+    GooseReader(),
+    GooseJsonlReader(),
+    CrushReader(),
     ZedReader(),
+    AiderReader(),
 )
 
 

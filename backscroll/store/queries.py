@@ -26,7 +26,8 @@ COUNT_CAP = 10000
 # Words that alone match nearly everything.
 _STOP_TEXT = """a an and are as at be but by for from has have he her his i if in into is it
 its me my no not of on or our she so that the their them then there these they this to up was we
-were what when where which who why will with you your do does did can could would should how about"""
+were what when where which who why will with you your do does did can could would should
+how about"""
 STOPWORDS = frozenset(_STOP_TEXT.split())
 
 _TOKEN = re.compile(r'"([^"]*)"|(\S+)')

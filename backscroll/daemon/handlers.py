@@ -1,0 +1,154 @@
+"""JSON-RPC methods of the daemon. Queries run on read-only aiosqlite
+connections, so they never wait on the writer."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+
+from backscroll import __version__, methods, protocol
+from backscroll.daemon.indexer import Summary
+from backscroll.daemon.watcher import Watcher
+from backscroll.daemon.worker import Worker
+from backscroll.protocol import ProtocolError
+from backscroll.store import queries, schema
+
+
+async def run_async(conn: aiosqlite.Connection, query: queries.Query) -> Any:
+    """Drive a query generator on an aiosqlite connection."""
+    try:
+        sql, args = next(query)
+        while True:
+            async with conn.execute(sql, args) as cur:
+                rows = await cur.fetchall()
+            sql, args = query.send(list(rows))
+    except StopIteration as stop:
+        return stop.value
+
+
+class ReadPool:
+    """A few read-only aiosqlite connections, handed out one query at a time."""
+
+    def __init__(self, db: Path, size: int = 2) -> None:
+        self.db = db
+        self.size = size
+        self._free: asyncio.Queue[aiosqlite.Connection] = asyncio.Queue()
+        self._all: list[aiosqlite.Connection] = []
+        self.fts = True
+
+    async def open(self) -> None:
+        for _ in range(self.size):
+            conn = await aiosqlite.connect(f"file:{self.db}?mode=ro", uri=True)
+            await conn.execute(f"PRAGMA busy_timeout = {schema.BUSY_TIMEOUT_MS}")
+            self._all.append(conn)
+            self._free.put_nowait(conn)
+        async with self._all[0].execute("SELECT value FROM meta WHERE key = 'fts'") as cur:
+            row = await cur.fetchone()
+        self.fts = bool(row and row[0] == "1")
+
+    async def run(self, query: queries.Query) -> Any:
+        conn = await self._free.get()
+        try:
+            return await run_async(conn, query)
+        finally:
+            self._free.put_nowait(conn)
+
+    async def close(self) -> None:
+        for conn in self._all:
+            await conn.close()
+        self._all.clear()
+
+
+@dataclass
+class DaemonContext:
+    pool: ReadPool
+    worker: Worker
+    watcher: Watcher
+    socket_path: Path
+    enabled_hosts: list[str]
+    started: float = field(default_factory=time.time)
+    connections: int = 0
+    requests: int = 0
+    #: Flush the debouncer's pending paths into the worker (for ``sync``).
+    flush: Callable[[], None] = lambda: None
+
+
+Method = Callable[[DaemonContext, Any], Awaitable[Any]]
+
+
+async def hello(ctx: DaemonContext, params: Any) -> Any:
+    version = params.get("protocol") if isinstance(params, dict) else None
+    protocol.check_version(version)
+    return {"protocol": protocol.PROTOCOL_VERSION, "version": __version__, "pid": os.getpid()}
+
+
+async def status(ctx: DaemonContext, params: Any) -> Any:
+    totals = await ctx.pool.run(queries.totals())
+    st = ctx.worker.state
+    return {
+        "schema": protocol.RESULT_SCHEMA,
+        "daemon": {
+            "pid": os.getpid(),
+            "version": __version__,
+            "protocol": protocol.PROTOCOL_VERSION,
+            "socket": str(ctx.socket_path),
+            "uptime_s": round(time.time() - ctx.started, 1),
+            "queue_depth": ctx.worker.queue_depth(),
+            "indexing": st.current,
+            "cold_index_done": st.cold_index_done,
+            "last_index": queries.iso(st.last_index_at),
+            "last_error": st.last_error,
+            "files_indexed": st.files_indexed,
+            "turns_added": st.turns_added,
+            "connections": ctx.connections,
+            "requests": ctx.requests,
+            "fts": ctx.pool.fts,
+        },
+        "roots": ctx.watcher.modes(),
+        **totals,
+    }
+
+
+async def sync(ctx: DaemonContext, params: Any) -> Any:
+    """Index everything pending now; reply when done (read-your-writes)."""
+    ctx.flush()
+    summary: Summary = await asyncio.wrap_future(ctx.worker.submit("sync"))
+    return {
+        "files_changed": summary.files_changed,
+        "turns_added": summary.turns_added,
+        "turns_deleted": summary.turns_deleted,
+        "seconds": round(summary.seconds, 3),
+    }
+
+
+def _query_method(name: str) -> Method:
+    async def handler(ctx: DaemonContext, params: Any) -> Any:
+        query = methods.build(name, params, fts=ctx.pool.fts, enabled_hosts=ctx.enabled_hosts)
+        return await ctx.pool.run(query)
+
+    return handler
+
+
+METHODS: dict[str, Method] = {
+    "hello": hello,
+    "status": status,
+    "sync": sync,
+    **{name: _query_method(name) for name in methods.QUERY_METHODS},
+}
+
+
+async def dispatch(ctx: DaemonContext, method: str, params: Any) -> Any:
+    handler = METHODS.get(method)
+    if handler is None:
+        known = ", ".join(sorted(METHODS))
+        raise ProtocolError(
+            protocol.METHOD_NOT_FOUND, f"unknown method {method!r}; known methods: {known}"
+        )
+    return await handler(ctx, params)

@@ -1,0 +1,353 @@
+"""The daemon: one lifecycle class, startup -> serve -> shutdown.
+
+Startup takes the config, migrations, the lock, the socket, the watcher and the
+scheduler; SIGTERM/SIGINT stop it cleanly (the file being written commits or
+rolls back whole, the WAL is checkpointed, the socket removed); SIGHUP reloads
+the config.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import json
+import logging
+import os
+import signal
+import socket
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from backscroll import __version__, protocol
+from backscroll import config as config_mod
+from backscroll.config import Config
+from backscroll.daemon import systemd
+from backscroll.daemon.connection import serve_connection
+from backscroll.daemon.handlers import DaemonContext, ReadPool
+from backscroll.daemon.indexer import Indexer, build_hosts
+from backscroll.daemon.logging import setup_logging
+from backscroll.daemon.watcher import Watcher
+from backscroll.daemon.worker import Worker
+from backscroll.errors import BackscrollError
+from backscroll.paths import SUN_PATH_MAX
+from backscroll.store import ensure_private_dir, open_writer, private_files
+
+log = logging.getLogger("backscroll.daemon")
+
+
+class AlreadyRunning(BackscrollError):
+    pass
+
+
+class Debouncer:
+    """Per-path quiet period with a maximum wait, on the event loop."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, quiet: float, max_wait: float,
+                 fire: Any) -> None:  # fmt: skip
+        self.loop = loop
+        self.quiet = quiet
+        self.max_wait = max_wait
+        self.fire = fire
+        self._first: dict[Path, float] = {}
+        self._handles: dict[Path, asyncio.TimerHandle] = {}
+
+    def touch(self, path: Path) -> None:
+        now = self.loop.time()
+        first = self._first.setdefault(path, now)
+        handle = self._handles.pop(path, None)
+        if handle is not None:
+            handle.cancel()
+        when = min(now + self.quiet, first + self.max_wait)
+        self._handles[path] = self.loop.call_at(when, self._fire, path)
+
+    def _fire(self, path: Path) -> None:
+        self._handles.pop(path, None)
+        self._first.pop(path, None)
+        self.fire([path])
+
+    def flush(self) -> None:
+        paths = list(self._handles)
+        for p in paths:
+            self._handles.pop(p).cancel()
+            self._first.pop(p, None)
+        if paths:
+            self.fire(paths)
+
+    def pending(self) -> int:
+        return len(self._handles)
+
+
+class Lock:
+    """An flock on ``daemon.lock`` in the data directory: one daemon per index."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.fd: int | None = None
+
+    def acquire(self, socket_path: Path) -> None:
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            try:
+                info = json.loads(os.read(fd, 4096) or b"{}")
+            except ValueError:
+                info = {}
+            os.close(fd)
+            raise AlreadyRunning(
+                f"another backscroll daemon (pid {info.get('pid', '?')}) already serves "
+                f"{self.path.parent} on {info.get('socket', '?')}; stop it first "
+                "(`systemctl --user stop backscroll` or kill that pid)"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.write(fd, json.dumps({"pid": os.getpid(), "socket": str(socket_path)}).encode())
+        self.fd = fd
+
+    def release(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+class Daemon:
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.socket_path = config.socket_path()
+        self.db = config.db_path()
+        self.lock = Lock(config.data_path() / "daemon.lock")
+        self.stopping = asyncio.Event()
+        self.server: asyncio.AbstractServer | None = None
+        self.worker: Worker | None = None
+        self.watcher: Watcher | None = None
+        self.pool: ReadPool | None = None
+        self.scheduler: Any = None
+        self.ctx: DaemonContext | None = None
+        self.debouncer: Debouncer | None = None
+        self.clients: set[asyncio.Task[None]] = set()
+
+    # ------------------------------------------------------------------ startup
+
+    async def startup(self) -> None:
+        loop = asyncio.get_running_loop()
+        ensure_private_dir(self.config.data_path())
+        if len(os.fsencode(self.socket_path)) >= SUN_PATH_MAX:
+            raise BackscrollError(
+                f"socket path {self.socket_path} is too long for a Unix socket "
+                f"({SUN_PATH_MAX} bytes at most); set BACKSCROLL_SOCKET to a shorter path"
+            )
+        self.lock.acquire(self.socket_path)
+        writer = open_writer(self.db)
+        from backscroll.direct import make_redactor
+
+        indexer = Indexer(writer, build_hosts(self.config), self.config,
+                          make_redactor(self.config))  # fmt: skip
+        self.worker = Worker(indexer)
+        indexer.should_stop = lambda: self.worker is not None and self.worker.stop_requested
+        self.worker.start()
+        self.pool = ReadPool(self.db)
+        await self.pool.open()
+        idx = self.config.index
+        self.debouncer = Debouncer(
+            loop, idx.debounce_ms / 1000, idx.max_wait_ms / 1000, self.worker.submit_paths
+        )
+        polling = os.environ.get("BACKSCROLL_POLLING") == "1"
+        self.watcher = Watcher(self._on_fs_event(loop), force_polling=polling)
+        self.watcher.start()
+        self.watcher.set_roots(self._roots(indexer))
+        self.ctx = DaemonContext(
+            self.pool, self.worker, self.watcher, self.socket_path,
+            [s.host for s in indexer.hosts], flush=self.debouncer.flush,
+        )  # fmt: skip
+        await self._listen()
+        self.worker.submit("reconcile")
+        self._start_scheduler()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self.stopping.set)
+        loop.add_signal_handler(signal.SIGHUP, lambda: loop.create_task(self.reload()))
+        systemd.notify(f"READY=1\nSTATUS=serving on {self.socket_path}\nMAINPID={os.getpid()}")
+        log.info("daemon ready", extra={"event": "ready", "socket": str(self.socket_path),
+                 "db": str(self.db), "pid": os.getpid(), "version": __version__})  # fmt: skip
+
+    def _roots(self, indexer: Indexer) -> list[tuple[str, Path]]:
+        return [(spec.host, root) for spec in indexer.hosts for root in spec.roots]
+
+    def _on_fs_event(self, loop: asyncio.AbstractEventLoop) -> Any:
+        def sink(path: Path, kind: str) -> None:
+            loop.call_soon_threadsafe(self._route, path, kind)
+
+        return sink
+
+    def _route(self, path: Path, kind: str) -> None:
+        if self.worker is None or self.debouncer is None:
+            return
+        if kind in ("dir", "root"):
+            self.worker.submit("scan_dir", path)
+        else:
+            self.debouncer.touch(path)
+
+    async def _listen(self) -> None:
+        ensure_private_dir(self.socket_path.parent)
+        if self.socket_path.exists() or self.socket_path.is_symlink():
+            if _socket_alive(self.socket_path):
+                raise AlreadyRunning(
+                    f"a daemon already answers on {self.socket_path}; stop it first, or set "
+                    "BACKSCROLL_SOCKET to another path"
+                )
+            log.info("removing stale socket", extra={"event": "stale_socket",
+                     "socket": str(self.socket_path)})  # fmt: skip
+            self.socket_path.unlink()
+        old = os.umask(0o177)
+        try:
+            self.server = await asyncio.start_unix_server(
+                self._client, path=str(self.socket_path),
+                limit=self.config.server.max_request_bytes + 1,
+            )  # fmt: skip
+        finally:
+            os.umask(old)
+        os.chmod(self.socket_path, 0o600)
+
+    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None and self.ctx is not None
+        self.clients.add(task)
+        try:
+            await serve_connection(self.ctx, self.config.server, reader, writer)
+        finally:
+            self.clients.discard(task)
+
+    def _start_scheduler(self) -> None:
+        from apscheduler.schedulers.asyncio import AsyncIOScheduler
+
+        assert self.worker is not None
+        worker = self.worker
+        sched = AsyncIOScheduler()
+        sched.add_job(lambda: worker.submit("reconcile"), "interval",
+                      minutes=max(self.config.index.rescan_minutes, 1), id="reconcile",
+                      coalesce=True, max_instances=1)  # fmt: skip
+        sched.add_job(self._maintenance, "interval", minutes=10, id="maintenance",
+                      coalesce=True, max_instances=1)  # fmt: skip
+        interval = systemd.watchdog_interval()
+        if interval:
+            sched.add_job(self._watchdog, "interval", seconds=interval, id="watchdog")
+        sched.add_job(self._status_line, "interval", seconds=60, id="status")
+        sched.start()
+        self.scheduler = sched
+
+    def _maintenance(self) -> None:
+        """FTS optimize, PRAGMA optimize and a WAL checkpoint, only when idle."""
+        w = self.worker
+        if w is None or w.queue_depth() or w.state.busy_since is not None:
+            return
+        if time.monotonic() - w.state.idle_since < 60:
+            return
+        w.submit("maintenance")
+
+    def _watchdog(self) -> None:
+        systemd.notify("WATCHDOG=1")
+
+    def _status_line(self) -> None:
+        w = self.worker
+        if w is not None:
+            systemd.notify(
+                f"STATUS=serving; queue {w.queue_depth()}; {w.state.files_indexed} files indexed"
+            )
+
+    # ------------------------------------------------------------------ reload
+
+    async def reload(self) -> None:
+        try:
+            new = config_mod.load(Path(self.config.source) if self.config.source else None)
+        except BackscrollError as exc:
+            log.error("config reload failed; keeping the old config",
+                      extra={"event": "reload_error", "error": str(exc)})  # fmt: skip
+            return
+        self.config = new
+        hosts = build_hosts(new)
+        assert self.worker is not None and self.watcher is not None and self.ctx is not None
+
+        def swap(old: Indexer) -> Indexer:
+            from backscroll.direct import make_redactor
+
+            fresh = Indexer(old.writer, hosts, new, make_redactor(new),
+                            should_stop=old.should_stop)  # fmt: skip
+            return fresh
+
+        await asyncio.wrap_future(self.worker.swap_indexer(swap))
+        self.watcher.set_roots([(s.host, r) for s in hosts for r in s.roots])
+        self.ctx.enabled_hosts = [s.host for s in hosts]
+        self.worker.submit("reconcile")
+        log.info("config reloaded", extra={"event": "reloaded", "hosts": len(hosts)})
+
+    # ------------------------------------------------------------------ serve / shutdown
+
+    async def serve(self) -> None:
+        await self.stopping.wait()
+
+    async def shutdown(self) -> None:
+        if self.lock.fd is None:
+            return  # never started: nothing of ours to stop
+        systemd.notify("STOPPING=1")
+        log.info("shutting down", extra={"event": "stopping"})
+        if self.server is not None:
+            self.server.close()
+        for task in list(self.clients):
+            task.cancel()
+        if self.scheduler is not None:
+            self.scheduler.shutdown(wait=False)
+        if self.watcher is not None:
+            await asyncio.to_thread(self.watcher.stop)
+        if self.worker is not None:
+            self.worker.stop()
+            await asyncio.to_thread(self.worker.join, 30)
+        if self.pool is not None:
+            await self.pool.close()
+        if self.server is not None:  # only the socket this daemon made
+            with contextlib.suppress(FileNotFoundError):
+                self.socket_path.unlink()
+            private_files(self.db)
+        self.lock.release()
+        log.info("stopped", extra={"event": "stopped"})
+
+
+def _socket_alive(path: Path) -> bool:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(1)
+    try:
+        sock.connect(str(path))
+        sock.sendall(protocol.request("hello", {"protocol": protocol.PROTOCOL_VERSION}, 0))
+        return bool(sock.recv(1))
+    except OSError:
+        return False
+    finally:
+        sock.close()
+
+
+async def _main(config: Config) -> int:
+    daemon = Daemon(config)
+    try:
+        await daemon.startup()
+    except BackscrollError as exc:
+        print(f"backscroll: {exc}", file=sys.stderr)
+        log.error("startup failed", extra={"event": "startup_failed", "error": str(exc)})
+        await daemon.shutdown()
+        return 1
+    try:
+        await daemon.serve()
+    finally:
+        await daemon.shutdown()
+    return 0
+
+
+def run_daemon(config: Config) -> int:
+    """``backscroll daemon``: run in the foreground until SIGTERM/SIGINT."""
+    setup_logging(config.effective_log_level())
+    try:
+        import uvloop
+
+        runner: Any = uvloop.run
+    except ImportError:  # pragma: no cover - Windows or a minimal install
+        runner = asyncio.run
+    return int(runner(_main(config)))

@@ -1,0 +1,200 @@
+"""watchdog observers on every enabled root; the watchdog thread only hands
+``(path, kind)`` to the event loop and never touches SQLite.
+
+A root that does not exist yet is waited for by watching its nearest existing
+ancestor (not recursively); when it appears it is watched and then scanned, so
+nothing created in between is missed. When the OS runs out of inotify watches,
+the affected root falls back to polling, with a warning that says how to raise
+the limit.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.observers import Observer
+from watchdog.observers.polling import PollingObserver
+
+log = logging.getLogger("backscroll.watcher")
+
+#: Called from watchdog threads with (path, kind); kind is "file", "dir" or "root".
+Sink = Callable[[Path, str], None]
+
+INOTIFY_HINT = (
+    "raise the limit with `sudo sysctl fs.inotify.max_user_watches=524288` "
+    "(persist it in /etc/sysctl.d/)"
+)
+
+
+@dataclass
+class RootWatch:
+    host: str
+    path: Path
+    mode: str  # "inotify" (or the platform's native API), "polling", "waiting", "error"
+    watching: Path | None = None
+
+
+class _Handler(FileSystemEventHandler):
+    def __init__(self, watcher: Watcher) -> None:
+        self.watcher = watcher
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.event_type in ("opened", "closed_no_write"):
+            return
+        paths = [event.src_path]
+        dest = getattr(event, "dest_path", "")
+        if dest:
+            paths.append(dest)
+        for raw in paths:
+            p = Path(raw if isinstance(raw, str) else raw.decode())
+            self.watcher.on_event(p, "dir" if event.is_directory else "file", event.event_type)
+
+
+class Watcher:
+    def __init__(self, sink: Sink, *, force_polling: bool = False) -> None:
+        self.sink = sink
+        self.force_polling = force_polling
+        self.native = Observer()
+        self.polling: PollingObserver | None = None
+        self.roots: dict[Path, RootWatch] = {}
+        self._watches: dict[Path, Any] = {}
+        self._lock = threading.Lock()
+        self._handler = _Handler(self)
+        self._started = False
+
+    def start(self) -> None:
+        self.native.start()
+        self._started = True
+
+    def stop(self) -> None:
+        for obs in (self.native, self.polling):
+            if obs is not None and obs.is_alive():
+                obs.stop()
+        for obs in (self.native, self.polling):
+            if obs is not None and obs.is_alive():
+                obs.join(timeout=5)
+
+    # ------------------------------------------------------------------ roots
+
+    def set_roots(self, roots: list[tuple[str, Path]]) -> None:
+        """Watch exactly these (host, root) pairs (called at start and on reload)."""
+        wanted = {path: host for host, path in roots}
+        with self._lock:
+            for path in list(self.roots):
+                if path not in wanted:
+                    self._unwatch(path)
+                    del self.roots[path]
+            for path, host in wanted.items():
+                if path not in self.roots:
+                    self.roots[path] = RootWatch(host, path, "waiting")
+                    self._arm(self.roots[path])
+
+    def _arm(self, root: RootWatch) -> None:
+        """Watch ``root`` if it exists, else its nearest existing ancestor."""
+        target = root.path
+        recursive = True
+        if target.is_file():
+            target, recursive = target.parent, False
+        elif not target.is_dir():
+            ancestor = target.parent
+            while not ancestor.is_dir() and ancestor != ancestor.parent:
+                ancestor = ancestor.parent
+            self._watch(root, ancestor, recursive=False, waiting=True)
+            return
+        self._watch(root, target, recursive=recursive, waiting=False)
+
+    def _watch(self, root: RootWatch, target: Path, *, recursive: bool, waiting: bool) -> None:
+        if root.watching == target and root.mode != "error":
+            return
+        self._unwatch(root.path)
+        use_polling = self.force_polling or root.mode == "polling"
+        try:
+            if use_polling:
+                watch = self._poller().schedule(self._handler, str(target), recursive=recursive)
+            else:
+                watch = self.native.schedule(self._handler, str(target), recursive=recursive)
+        except OSError as exc:
+            if exc.errno in (errno.ENOSPC, errno.EMFILE) and not use_polling:
+                log.warning(
+                    "out of inotify watches; polling instead",
+                    extra={"event": "watch_fallback_polling", "host": root.host,
+                           "path": str(root.path), "error": str(exc), "fix": INOTIFY_HINT},
+                )  # fmt: skip
+                root.mode = "polling"
+                self._watch(root, target, recursive=recursive, waiting=waiting)
+                return
+            root.mode = "error"
+            log.warning("cannot watch root", extra={"event": "watch_error", "host": root.host,
+                        "path": str(root.path), "error": str(exc)})  # fmt: skip
+            return
+        self._watches[root.path] = (watch, use_polling)
+        root.watching = target
+        if waiting:
+            root.mode = "waiting"
+        elif not use_polling:
+            root.mode = "inotify"
+        else:
+            root.mode = "polling"
+
+    def _poller(self) -> PollingObserver:
+        if self.polling is None:
+            self.polling = PollingObserver(timeout=2)
+            self.polling.start()
+        return self.polling
+
+    def _unwatch(self, path: Path) -> None:
+        entry = self._watches.pop(path, None)
+        if entry is None:
+            return
+        watch, polled = entry
+        obs = self.polling if polled else self.native
+        try:
+            if obs is not None:
+                obs.unschedule(watch)
+        except (KeyError, ValueError, OSError):
+            pass
+        root = self.roots.get(path)
+        if root is not None:
+            root.watching = None
+
+    # ------------------------------------------------------------------ events
+
+    def on_event(self, path: Path, kind: str, event_type: str) -> None:
+        with self._lock:
+            for root in self.roots.values():
+                if root.mode != "waiting" or root.watching is None:
+                    continue
+                if path == root.watching or not _under(path, root.watching):
+                    continue
+                if _under(root.path, path) or path == root.path:
+                    # The root, or a directory on the way to it, appeared.
+                    self._arm(root)
+                    if root.mode != "waiting":
+                        log.info("root appeared", extra={"event": "root_appeared",
+                                 "host": root.host, "path": str(root.path)})  # fmt: skip
+                        self.sink(root.path, "root")
+        if kind == "dir" and event_type in ("created", "moved"):
+            self.sink(path, "dir")
+        elif kind == "file":
+            self.sink(path, "file")
+
+    def modes(self) -> list[dict[str, str]]:
+        with self._lock:
+            return [
+                {"host": r.host, "path": str(r.path), "mode": r.mode} for r in self.roots.values()
+            ]
+
+
+def _under(path: Path, root: Path) -> bool:
+    try:
+        path.relative_to(root)
+        return True
+    except ValueError:
+        return False

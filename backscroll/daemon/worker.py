@@ -1,0 +1,201 @@
+"""The one writer thread: owns the write connection and runs every indexing job.
+
+Paths handed in are coalesced (a path queued twice is indexed once), so the
+queue depth is the number of distinct files waiting. Control jobs (a full
+reconciliation, a directory scan, maintenance, a sync barrier) run in order.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from backscroll.daemon.indexer import Indexer, Item, Summary
+from backscroll.readers.base import walk_files
+
+log = logging.getLogger("backscroll.worker")
+
+
+@dataclass
+class WorkerState:
+    """What ``status`` reports: progress, not a heartbeat."""
+
+    last_index_at: float | None = None
+    last_error: str | None = None
+    files_indexed: int = 0
+    turns_added: int = 0
+    busy_since: float | None = None
+    current: str | None = None
+    cold_index_done: bool = False
+    idle_since: float = field(default_factory=time.monotonic)
+
+
+Job = tuple[str, Any, "Future[Any] | None"]
+
+
+class Worker(threading.Thread):
+    def __init__(self, indexer: Indexer) -> None:
+        super().__init__(name="backscroll-writer", daemon=True)
+        self.indexer = indexer
+        self.state = WorkerState()
+        self._cond = threading.Condition()
+        self._paths: dict[Path, None] = {}
+        self._jobs: list[Job] = []
+        self._stopping = False
+        self.stop_requested = False
+
+    # ------------------------------------------------------------------ submitting
+
+    def submit_paths(self, paths: list[Path]) -> None:
+        with self._cond:
+            for p in paths:
+                self._paths[p] = None
+            self._cond.notify()
+
+    def submit(self, kind: str, arg: Any = None) -> Future[Any]:
+        fut: Future[Any] = Future()
+        with self._cond:
+            self._jobs.append((kind, arg, fut))
+            self._cond.notify()
+        return fut
+
+    def queue_depth(self) -> int:
+        with self._cond:
+            return len(self._paths) + len(self._jobs)
+
+    def stop(self) -> None:
+        """Finish the file being written, then exit (its transaction is whole)."""
+        with self._cond:
+            self._stopping = True
+            self.stop_requested = True
+            self._cond.notify()
+
+    def swap_indexer(self, build: Callable[[Indexer], Indexer]) -> Future[Any]:
+        return self.submit("swap", build)
+
+    # ------------------------------------------------------------------ running
+
+    def run(self) -> None:
+        try:
+            while True:
+                with self._cond:
+                    while not self._paths and not self._jobs and not self._stopping:
+                        self._cond.wait()
+                    if self._stopping:
+                        break
+                    if self._jobs:
+                        job: Job | None = self._jobs.pop(0)
+                        paths: list[Path] = []
+                    else:
+                        job = None
+                        paths = list(self._paths)
+                        self._paths.clear()
+                self._run(job, paths)
+            self._fail_pending()
+        finally:
+            self._close()
+
+    def _run(self, job: Job | None, paths: list[Path]) -> None:
+        self.state.busy_since = time.monotonic()
+        try:
+            if job is None:
+                self._index_paths(paths)
+            else:
+                kind, arg, fut = job
+                try:
+                    value = self._control(kind, arg)
+                except BaseException as exc:
+                    self._error(f"{kind} failed: {exc!r}")
+                    if fut is not None:
+                        fut.set_exception(exc)
+                else:
+                    if fut is not None:
+                        fut.set_result(value)
+        finally:
+            self.state.busy_since = None
+            self.state.current = None
+            self.state.idle_since = time.monotonic()
+
+    def _control(self, kind: str, arg: Any) -> Any:
+        if kind == "reconcile":
+            summary = self.indexer.reconcile()
+            self._note(summary)
+            self.state.cold_index_done = True
+            return summary
+        if kind == "sync":
+            with self._cond:
+                pending = list(self._paths)
+                self._paths.clear()
+            self._index_paths(pending)
+            summary = self.indexer.reconcile()
+            self._note(summary)
+            return summary
+        if kind == "scan_dir":
+            self._index_paths(list(walk_files(arg)))
+            return None
+        if kind == "maintenance":
+            self.indexer.writer.optimize()
+            self.indexer.writer.checkpoint()
+            return None
+        if kind == "swap":
+            self.indexer = arg(self.indexer)
+            return None
+        if kind == "call":
+            return arg(self.indexer)
+        raise ValueError(f"unknown job {kind!r}")
+
+    def _index_paths(self, paths: list[Path]) -> None:
+        items: list[Item] = []
+        seen: set[Path] = set()
+        for p in paths:
+            item = self.indexer.owner(p)
+            if item is not None and item.path not in seen:
+                seen.add(item.path)
+                items.append(item)
+        if not items:
+            return
+        summary = Summary()
+        for item in items:
+            if self.stop_requested:
+                break
+            self.state.current = str(item.path)
+            try:
+                self.indexer.index_item(item, summary)
+            except Exception as exc:  # never let one file stop the writer
+                log.exception("indexing failed", extra={"event": "index_error",
+                              "path": str(item.path), "error": repr(exc)})  # fmt: skip
+                self._error(f"{item.path}: {exc!r}")
+        self._note(summary)
+
+    def _note(self, summary: Summary) -> None:
+        if summary.files_changed:
+            self.state.last_index_at = time.time()
+            self.state.files_indexed += summary.files_changed
+            self.state.turns_added += summary.turns_added
+        if summary.last_error:
+            self.state.last_error = summary.last_error
+
+    def _error(self, message: str) -> None:
+        self.state.last_error = message
+
+    def _fail_pending(self) -> None:
+        with self._cond:
+            jobs, self._jobs = self._jobs, []
+        for _kind, _arg, fut in jobs:
+            if fut is not None and not fut.done():
+                fut.set_exception(RuntimeError("the daemon is shutting down"))
+
+    def _close(self) -> None:
+        try:
+            self.indexer.writer.checkpoint()
+        except Exception as exc:
+            log.warning(
+                "checkpoint failed", extra={"event": "checkpoint_error", "error": repr(exc)}
+            )
+        self.indexer.writer.close()
