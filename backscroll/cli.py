@@ -31,29 +31,9 @@ def _emit(data: Any) -> None:
 
 def _query(args: argparse.Namespace, method: str, params: dict[str, Any]) -> dict[str, Any]:
     """Ask the daemon; without one, answer from the index directly (flagged)."""
-    from backscroll.client import RemoteError, try_connect
+    from backscroll.access import query
 
-    cfg = _config(args)
-    client = try_connect(cfg.socket_path())
-    if client is not None:
-        with client:
-            try:
-                result = client.call(method, params)
-            except RemoteError as exc:
-                raise BackscrollError(exc.message) from None
-        if isinstance(result, dict) and method != "status":
-            result["daemon"] = True
-        return dict(result)
-    from backscroll import direct
-    from backscroll.protocol import ProtocolError
-
-    try:
-        result = direct.query(cfg, method, params)
-    except ProtocolError as exc:
-        raise BackscrollError(exc.message) from None
-    if isinstance(result, dict):
-        result["daemon"] = False
-    return dict(result)
+    return query(_config(args), method, params)
 
 
 # --------------------------------------------------------------------------- commands

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from backscroll.readers.base import BaseReader, HostEnv, Reader
 from backscroll.readers.aider import AiderReader
 from backscroll.readers.amp import AmpReader
+from backscroll.readers.base import BaseReader, HostEnv, Reader
 from backscroll.readers.claude_code import ClaudeCodeReader
 from backscroll.readers.cline import ClineReader
 from backscroll.readers.codex import CodexReader

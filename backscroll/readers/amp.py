@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar
 
-from backscroll.model import Cursor, Problem, ReaderOptions, ReadResult, Role, Session, Turn
+from backscroll.model import Cursor, Kind, Problem, ReaderOptions, ReadResult, Role, Session, Turn
 from backscroll.readers.base import (
     BaseReader,
     HostEnv,
@@ -61,7 +61,7 @@ class AmpReader(BaseReader):
     host: ClassVar[str] = "amp"
     name: ClassVar[str] = "Amp"
     version: ClassVar[int] = 1
-    kind = "document"
+    kind: ClassVar[Kind] = "document"
 
     def roots(self, env: HostEnv) -> list[Path]:
         roots = [env.xdg_data() / "amp" / "threads"]

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from backscroll.model import Cursor, Problem, ReaderOptions, ReadResult, Role, Session, Turn
+from backscroll.model import Cursor, Kind, Problem, ReaderOptions, ReadResult, Role, Session, Turn
 from backscroll.readers.base import (
     BaseReader,
     HostEnv,
@@ -249,7 +249,7 @@ def read_history_item(task_dir: Path) -> dict[str, Any]:
 class TaskStoreReader(BaseReader):
     """A reader for one extension's ``tasks/<id>/ui_messages.json`` files."""
 
-    kind = "document"
+    kind: ClassVar[Kind] = "document"
     extension_ids: ClassVar[tuple[str, ...]]
 
     def roots(self, env: HostEnv) -> list[Path]:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import unquote, urlparse
 
-from backscroll.model import Cursor, Problem, ReaderOptions, ReadResult, Role, Session, Turn
+from backscroll.model import Cursor, Kind, Problem, ReaderOptions, ReadResult, Role, Session, Turn
 from backscroll.readers.base import (
     BaseReader,
     HostEnv,
@@ -84,7 +84,7 @@ class ContinueReader(BaseReader):
     host: ClassVar[str] = "continue"
     name: ClassVar[str] = "Continue"
     version: ClassVar[int] = 1
-    kind = "document"
+    kind: ClassVar[Kind] = "document"
 
     def roots(self, env: HostEnv) -> list[Path]:
         # ~/.continue on every OS (%USERPROFILE%\.continue on Windows).

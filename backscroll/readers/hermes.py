@@ -1,0 +1,218 @@
+"""Hermes Agent (NousResearch/hermes-agent): ``$HERMES_HOME/state.db`` (``~/.hermes``).
+
+Messages are inserted once each (``id`` AUTOINCREMENT), so a read re-reads only
+sessions with messages past the last id seen (plus new and newly ended session
+rows) and lists them in ``replaced_sessions``. Indexed: ``user`` and
+``assistant`` rows with content, key = the message id. Out: ``tool`` and
+``system`` rows, ``tool_calls``, ``reasoning``, and the background-review
+harness prompts ("Review the conversation above and ...") with the replies they
+drew. A session continued after compression names its predecessor in
+``parent_session_id``; that link is kept on the Session.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+from backscroll.model import Cursor, Kind, Problem, ReaderOptions, ReadResult, Session, Turn
+from backscroll.readers.base import (
+    BaseReader,
+    HostEnv,
+    clean_text,
+    first_line_title,
+    is_external_tool,
+    parse_time,
+)
+from backscroll.store.foreign import open_readonly
+from backscroll.store.hosts import hermes as q
+
+DB_NAME = "state.db"
+#: Hermes tools that bring outside content in that ``is_external_tool`` misses.
+EXTERNAL_TOOLS = frozenset({"web_extract", "web_crawl"})
+#: Openings of the background-review prompts Hermes persisted into real sessions
+#: (hermes_state.py ``_REVIEW_HARNESS_PREFIXES``).
+HARNESS_PREFIXES = (
+    "Review the conversation above and update the skill library",
+    "Review the conversation above and consider saving to memory",
+)
+#: Keys of tool-call arguments that name the working directory.
+WORKDIR_KEYS = ("workdir", "cwd", "working_directory")
+BATCH = 64
+STATE_VERSION = 1
+
+
+class HermesReader(BaseReader):
+    host: ClassVar[str] = "hermes"
+    name: ClassVar[str] = "Hermes Agent"
+    version: ClassVar[int] = 1
+    kind: ClassVar[Kind] = "database"
+
+    def roots(self, env: HostEnv) -> list[Path]:
+        # The same on every OS: $HERMES_HOME, else ~/.hermes.
+        return [env.var("HERMES_HOME") or env.home / ".hermes"]
+
+    def source_for(self, path: Path) -> Path | None:
+        if path.name == DB_NAME + "-wal":
+            return path.with_name(DB_NAME)
+        return path if path.name == DB_NAME else None
+
+    def discover(self, root: Path) -> Iterator[Path]:
+        # Only the top-level state.db: ~/.hermes also holds the agent's own checkout.
+        db = root / DB_NAME
+        if db.is_file():
+            yield db
+
+    def read(self, path: Path, prev: Cursor | None, opts: ReaderOptions) -> ReadResult:
+        state = prev.state if prev and prev.state.get("v") == STATE_VERSION else None
+        with open_readonly(path) as conn:
+            with q.snapshot(conn):
+                schema = q.schema_problem(conn)
+                if schema:
+                    return ReadResult(unsupported=f"unknown schema ({schema}) in {path}")
+                marks = q.marks(conn)
+                ids = q.session_ids(conn)
+                if state is None:
+                    changed = set(ids)
+                else:
+                    changed = q.changed_session_ids(conn, q.Marks(*state["marks"])) & ids
+            removed = set(state["sessions"]) - ids if state else set()
+            fetched: list[tuple[q.SessionRow, list[q.MessageRow]]] = []
+            ordered = sorted(changed)
+            for start in range(0, len(ordered), BATCH):
+                batch = ordered[start : start + BATCH]
+                with q.snapshot(conn):
+                    rows = {row.id: row for row in q.sessions(conn, batch)}
+                    for sid in batch:
+                        if sid not in rows:  # deleted since the marks were taken
+                            removed.add(sid)
+                            continue
+                        fetched.append((rows[sid], q.session_messages(conn, sid)))
+        problems: list[Problem] = []
+        turns: list[Turn] = []
+        sessions: list[Session] = []
+        for row, messages in fetched:
+            found = session_turns(row.id, messages, problems)
+            turns.extend(found)
+            first_prompt = next((t.text for t in found if t.role == "user"), "")
+            last = max((m.timestamp for m in messages if m.timestamp), default=None)
+            sessions.append(
+                Session(
+                    row.id,
+                    project=workdir(messages),
+                    title=row.title or first_line_title(first_prompt) or None,
+                    started_at=parse_time(row.started_at),
+                    updated_at=parse_time(row.ended_at or last),
+                    # Reported by Hermes' CLI docs (--resume/-r); not verified here.
+                    resume_command=f"hermes --resume {row.id}",
+                    parent_session_id=row.parent_session_id or None,
+                )
+            )
+        return ReadResult(
+            turns=tuple(turns),
+            sessions=tuple(sessions),
+            position=0,
+            state={"v": STATE_VERSION, "marks": list(marks), "sessions": sorted(ids - removed)},
+            replaced_sessions=frozenset(changed - removed),
+            removed_sessions=frozenset(removed),
+            problems=tuple(problems),
+        )
+
+
+def session_turns(
+    session_id: str, messages: list[q.MessageRow], problems: list[Problem]
+) -> list[Turn]:
+    turns: list[Turn] = []
+    tainted = False
+    in_harness = False  # inside a background-review exchange: its replies stay out
+    for message in messages:
+        content = clean_text(message.content) if isinstance(message.content, str) else ""
+        if message.role == "system":
+            in_harness = in_harness or content.startswith(HARNESS_PREFIXES)
+        elif message.role == "user":
+            in_harness = content.startswith(HARNESS_PREFIXES)
+            tainted = False
+            if content and not in_harness:
+                turns.append(
+                    Turn(
+                        session_id,
+                        str(message.id),
+                        "user",
+                        content,
+                        parse_time(message.timestamp),
+                        message.id,
+                    )
+                )
+        elif message.role == "assistant":
+            if content and not in_harness:
+                turns.append(
+                    Turn(
+                        session_id,
+                        str(message.id),
+                        "assistant",
+                        content,
+                        parse_time(message.timestamp),
+                        message.id,
+                        tainted=tainted,
+                    )
+                )
+            if any(_external(name) for name in _call_names(message, problems)):
+                tainted = True
+        elif message.role == "tool" and _external(message.tool_name):
+            tainted = True
+    return turns
+
+
+def workdir(messages: list[q.MessageRow]) -> str | None:
+    """Hermes keeps no cwd: the first working directory a tool call names."""
+    for message in messages:
+        for arguments in _call_arguments(message):
+            for key in WORKDIR_KEYS:
+                value = arguments.get(key)
+                if isinstance(value, str) and (value.startswith(("/", "~")) or value[1:3] == ":\\"):
+                    return value
+    return None
+
+
+def _external(name: Any) -> bool:
+    return isinstance(name, str) and (name in EXTERNAL_TOOLS or is_external_tool(name))
+
+
+def _calls(message: q.MessageRow, problems: list[Problem] | None = None) -> list[dict[str, Any]]:
+    if not message.tool_calls:
+        return []
+    try:
+        calls = json.loads(message.tool_calls)
+    except (ValueError, RecursionError) as exc:
+        if problems is not None:
+            problems.append(Problem(f"malformed tool_calls JSON in message {message.id}: {exc}"))
+        return []
+    return [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
+
+
+def _call_names(message: q.MessageRow, problems: list[Problem]) -> list[str]:
+    """Tool names, OpenAI style (``function.name``) or flat (``name``)."""
+    names = []
+    for call in _calls(message, problems):
+        function = call.get("function")
+        name = function.get("name") if isinstance(function, dict) else call.get("name")
+        if isinstance(name, str):
+            names.append(name)
+    return names
+
+
+def _call_arguments(message: q.MessageRow) -> Iterator[dict[str, Any]]:
+    for call in _calls(message):
+        function = call.get("function")
+        arguments = function.get("arguments") if isinstance(function, dict) else None
+        if arguments is None:
+            arguments = call.get("arguments")
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments)
+            except (ValueError, RecursionError):
+                continue
+        if isinstance(arguments, dict):
+            yield arguments
