@@ -1,0 +1,135 @@
+"""Queries against Hermes Agent's ``state.db`` (``$HERMES_HOME/state.db``), read-only.
+
+``sessions`` (text ids, REAL epoch-second times, ``parent_session_id`` linking a
+session continued after compression) and ``messages`` (``id INTEGER
+AUTOINCREMENT``, one insert per message). ``backscroll/readers/hermes.py``
+decides what is prose.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import NamedTuple
+
+from backscroll.store.foreign import table_columns, table_names
+
+_NEEDED = {
+    "sessions": {"id", "parent_session_id", "started_at"},
+    "messages": {"id", "session_id", "role", "content", "timestamp"},
+}
+
+
+class Marks(NamedTuple):
+    message_id: int
+    session_rowid: int
+    session_top: str
+    ended_at: float
+
+
+class SessionRow(NamedTuple):
+    id: str
+    parent_session_id: str | None
+    title: str | None
+    started_at: float | None
+    ended_at: float | None
+
+
+class MessageRow(NamedTuple):
+    id: int
+    role: str
+    content: str | None
+    tool_calls: str | None
+    tool_name: str | None
+    timestamp: float | None
+
+
+@contextmanager
+def snapshot(conn: sqlite3.Connection) -> Iterator[None]:
+    """One short read transaction: every query inside sees the same database."""
+    conn.execute("BEGIN")
+    try:
+        yield
+    finally:
+        conn.rollback()
+
+
+def schema_problem(conn: sqlite3.Connection) -> str | None:
+    tables = table_names(conn)
+    for table, columns in _NEEDED.items():
+        if table not in tables:
+            return f"no {table} table"
+        missing = columns - table_columns(conn, table)
+        if missing:
+            return f"table {table} lacks {', '.join(sorted(missing))}"
+    return None
+
+
+def _column(conn: sqlite3.Connection, table: str, column: str) -> str:
+    """``column`` when ``table`` has it, else NULL (older/newer schema versions)."""
+    return column if column in table_columns(conn, table) else "NULL"
+
+
+def marks(conn: sqlite3.Connection) -> Marks:
+    msg = conn.execute("SELECT max(id) FROM messages").fetchone()[0]
+    top = conn.execute("SELECT rowid, id FROM sessions ORDER BY rowid DESC LIMIT 1").fetchone()
+    top = top or (0, "")
+    ended = conn.execute(f"SELECT max({_column(conn, 'sessions', 'ended_at')}) FROM sessions")
+    return Marks(int(msg or 0), int(top[0]), str(top[1]), float(ended.fetchone()[0] or 0))
+
+
+def session_ids(conn: sqlite3.Connection) -> set[str]:
+    return {str(r[0]) for r in conn.execute("SELECT id FROM sessions")}
+
+
+def changed_session_ids(conn: sqlite3.Connection, since: Marks) -> set[str]:
+    """Sessions with messages past the last id seen, new session rows (past the old
+    top rowid, or at it under another id) and sessions ended since (``>=``)."""
+    found = {
+        str(r[0])
+        for r in conn.execute(
+            "SELECT DISTINCT session_id FROM messages WHERE id > ?", (since.message_id,)
+        )
+    }
+    found.update(
+        str(r[0])
+        for r in conn.execute(
+            "SELECT id FROM sessions WHERE rowid > ? OR (rowid = ? AND id != ?)",
+            (since.session_rowid, since.session_rowid, since.session_top),
+        )
+    )
+    ended = _column(conn, "sessions", "ended_at")
+    if ended != "NULL":
+        found.update(
+            str(r[0])
+            for r in conn.execute(
+                f"SELECT id FROM sessions WHERE {ended} >= ?", (since.ended_at or 1,)
+            )
+        )
+    return found
+
+
+def sessions(conn: sqlite3.Connection, ids: Iterable[str]) -> list[SessionRow]:
+    wanted = list(ids)
+    if not wanted:
+        return []
+    title = _column(conn, "sessions", "title")
+    ended = _column(conn, "sessions", "ended_at")
+    rows = conn.execute(
+        f"SELECT id, parent_session_id, {title}, started_at, {ended} "
+        f"FROM sessions WHERE id IN ({','.join('?' * len(wanted))})",
+        wanted,
+    )
+    return [SessionRow(*row) for row in rows]
+
+
+def session_messages(conn: sqlite3.Connection, session_id: str) -> list[MessageRow]:
+    calls = _column(conn, "messages", "tool_calls")
+    name = _column(conn, "messages", "tool_name")
+    rows = conn.execute(
+        f"SELECT id, role, content, {calls}, {name}, timestamp FROM messages "
+        "WHERE session_id = ? ORDER BY id",
+        (session_id,),
+    )
+    return [MessageRow(*row) for row in rows]
