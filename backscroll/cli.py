@@ -247,6 +247,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("daemon", help="run the indexing daemon in the foreground")
     p.set_defaults(func=cmd_daemon)
+
+    from backscroll import cli_agents, cli_ops
+
+    cli_agents.register(sub)
+    cli_ops.register(sub)
     return parser
 
 
