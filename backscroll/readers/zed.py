@@ -5,8 +5,8 @@ Checked against zed-industries/zed ``crates/agent/src/db.rs`` (``DbThread``,
 (``Message``, ``AgentMessageContent``):
 
 - ``threads(id, summary, updated_at, data_type, data, parent_id, folder_paths,
-  folder_paths_order, created_at)``; every save replaces the row (``ON CONFLICT
-  DO UPDATE``, ``created_at`` kept), so a changed ``updated_at`` means "re-read
+  folder_paths_order, created_at)``; every save replaces the row (an upsert that
+  keeps ``created_at``), so a changed ``updated_at`` means "re-read
   that thread whole".
 - ``data_type`` ``zstd`` (zstd frame) or ``json``; the JSON is a ``DbThread``
   with ``version: "0.3.0"``: ``messages`` are ``{"User": {id, content}}``,
