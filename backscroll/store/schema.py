@@ -213,6 +213,37 @@ def check_integrity(conn: sqlite3.Connection, path: Path) -> None:
         ) from exc
 
 
+def refuse_unusable(path: Path, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> None:
+    """Before anything writes to an existing database, make sure it is one this
+    backscroll may use: readable, not corrupt, not from a newer version. Opens it
+    read-only, so a refused file is left byte for byte as it was."""
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    try:
+        conn = connect(path, readonly=True, busy_timeout_ms=busy_timeout_ms)
+    except sqlite3.Error as exc:
+        raise DatabaseError(
+            f"{path} cannot be opened ({exc}); it was left untouched. Check its permissions, "
+            "or move it aside and run `backscroll index --rebuild`"
+        ) from exc
+    try:
+        check_integrity(conn, path)
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    except sqlite3.DatabaseError as exc:
+        raise DatabaseError(
+            f"{path} cannot be read as an index ({exc}); it was left untouched. Move it "
+            "aside and run `backscroll index --rebuild`, or restore it from a backup"
+        ) from exc
+    finally:
+        conn.close()
+    if version > SCHEMA_VERSION:
+        raise DatabaseError(
+            f"{path} was written by a newer backscroll (schema {version}, this one knows "
+            f"{SCHEMA_VERSION}); it was left untouched. Upgrade backscroll, or point "
+            "BACKSCROLL_HOME elsewhere"
+        )
+
+
 def has_fts(conn: sqlite3.Connection) -> bool:
     row = conn.execute("SELECT value FROM meta WHERE key = 'fts'").fetchone()
     return bool(row and row[0] == "1")

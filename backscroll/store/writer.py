@@ -144,6 +144,7 @@ class IndexWriter:
 
     def __init__(self, path: Path, *, busy_timeout_ms: int = schema.BUSY_TIMEOUT_MS) -> None:
         self.path = path
+        schema.refuse_unusable(path, busy_timeout_ms)
         self.conn = schema.connect(path, busy_timeout_ms=busy_timeout_ms)
         try:
             schema.check_integrity(self.conn, path)

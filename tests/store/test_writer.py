@@ -1,0 +1,174 @@
+"""The write side of the store, on real SQLite files."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from backscroll.errors import DatabaseError
+from backscroll.model import ReadResult, Session, Turn
+from backscroll.store import open_writer, schema
+from backscroll.store.writer import FileStat, IndexWriter, Update
+
+
+def _turn(i: int, text: str | None = None, session: str = "s1") -> Turn:
+    return Turn(session, f"k{i}", "user", text or f"turn number {i}", float(1000 + i), seq=i)
+
+
+def _update(
+    writer: IndexWriter,
+    turns: list[Turn],
+    *,
+    path: str = "/t/a.jsonl",
+    size: int = 100,
+    replace: bool = False,
+    fresh: bool = False,
+    sessions: tuple[Session, ...] = (),
+) -> Update:
+    row = writer.file_row(path)
+    return Update(
+        path=path,
+        host="claude-code",
+        stat=FileStat(size=size, mtime_ns=size, inode=1),
+        reader_version=1,
+        based_on=row.fingerprint if row else None,
+        fresh=fresh,
+        result=ReadResult(turns=tuple(turns), sessions=sessions, position=size, replace=replace),
+    )
+
+
+@pytest.fixture
+def writer(tmp_path: Path) -> IndexWriter:
+    w = open_writer(tmp_path / "data" / "index.db")
+    yield w
+    w.close()
+
+
+def _texts(writer: IndexWriter) -> list[str]:
+    return [r[0] for r in writer.conn.execute("SELECT text FROM turns ORDER BY seq")]
+
+
+def test_reindexing_the_same_turns_creates_no_duplicate(writer: IndexWriter) -> None:
+    turns = [_turn(i) for i in range(5)]
+    assert writer.apply(_update(writer, turns, size=100)).turns_written == 5
+    report = writer.apply(_update(writer, turns, size=200))
+    assert report.turns_written == 0
+    assert len(_texts(writer)) == 5
+
+
+def test_rewrite_with_one_new_turn_writes_exactly_one_turn(writer: IndexWriter) -> None:
+    turns = [_turn(i) for i in range(1000)]
+    writer.apply(_update(writer, turns, size=100, replace=True))
+    report = writer.apply(_update(writer, [*turns, _turn(1000)], size=200, replace=True))
+    assert report.turns_written == 1
+    assert report.turns_deleted == 0
+
+
+def test_replace_drops_turns_that_vanished_from_the_document(writer: IndexWriter) -> None:
+    writer.apply(_update(writer, [_turn(i) for i in range(4)], size=100, replace=True))
+    report = writer.apply(_update(writer, [_turn(0), _turn(2)], size=50, replace=True))
+    assert report.turns_deleted == 2
+    assert _texts(writer) == ["turn number 0", "turn number 2"]
+
+
+def test_changed_text_under_the_same_key_is_updated_and_searchable(writer: IndexWriter) -> None:
+    writer.apply(_update(writer, [_turn(0, "streaming partial answ")], size=10))
+    writer.apply(_update(writer, [_turn(0, "streaming partial answer about kittens")], size=20))
+    hits = writer.conn.execute(
+        "SELECT count(*) FROM turns_fts WHERE turns_fts MATCH 'kittens'"
+    ).fetchone()[0]
+    stale = writer.conn.execute(
+        "SELECT count(*) FROM turns_fts WHERE turns_fts MATCH 'answ'"
+    ).fetchone()[0]
+    assert (hits, stale) == (1, 0)
+
+
+def test_a_stale_update_loses_the_race_and_is_not_written(writer: IndexWriter) -> None:
+    first = _update(writer, [_turn(0)], size=100)
+    second = _update(writer, [_turn(0), _turn(1)], size=150)  # planned from the same row
+    assert writer.apply(first).outcome == "written"
+    outcome = writer.apply(second).outcome
+    assert outcome == "conflict"
+    assert _texts(writer) == ["turn number 0"]
+
+
+def test_a_writer_that_lost_the_race_to_the_same_state_skips(writer: IndexWriter) -> None:
+    a = _update(writer, [_turn(0)], size=100)
+    b = _update(writer, [_turn(0)], size=100)
+    assert writer.apply(a).outcome == "written"
+    assert writer.apply(b).outcome == "skipped"
+
+
+def test_session_metadata_merges_and_keeps_known_fields(writer: IndexWriter) -> None:
+    writer.apply(
+        _update(
+            writer,
+            [_turn(0)],
+            size=10,
+            sessions=(Session("s1", project="/p", title="first title"),),
+        )  # fmt: skip
+    )
+    writer.apply(_update(writer, [_turn(1)], size=20, sessions=(Session("s1", title="better"),)))
+    row = writer.conn.execute(
+        "SELECT project, title, started_at, updated_at FROM sessions WHERE session_id = 's1'"
+    ).fetchone()
+    assert row == ("/p", "better", 1000.0, 1001.0)
+
+
+def test_a_newer_schema_is_refused_and_left_untouched(tmp_path: Path) -> None:
+    db = tmp_path / "index.db"
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA user_version = 99")
+    conn.close()
+    before = db.read_bytes()
+    with pytest.raises(DatabaseError, match="newer backscroll"):
+        IndexWriter(db)
+    assert db.read_bytes() == before
+
+
+def test_garbage_database_is_refused_naming_the_file(tmp_path: Path) -> None:
+    db = tmp_path / "index.db"
+    db.write_bytes(b"this is not a database at all" * 100)
+    before = db.read_bytes()
+    with pytest.raises((DatabaseError, sqlite3.DatabaseError)) as err:
+        IndexWriter(db)
+    assert str(db) in str(err.value) or "not a database" in str(err.value)
+    assert db.read_bytes() == before
+
+
+def test_migration_from_schema_one_keeps_turns_and_builds_fts(tmp_path: Path) -> None:
+    db = tmp_path / "index.db"
+    conn = schema.connect(db)
+    conn.execute("BEGIN IMMEDIATE")
+    schema.MIGRATIONS[0][1](conn)
+    conn.execute("PRAGMA user_version = 1")
+    conn.execute("INSERT INTO sessions (host, session_id) VALUES ('codex', 'old')")
+    conn.execute(
+        "INSERT INTO turns (session, key, role, text) VALUES (1, 'k', 'user', 'legacy zebra')"
+    )
+    conn.execute("COMMIT")
+    conn.close()
+    writer = IndexWriter(db)
+    try:
+        found = writer.conn.execute(
+            "SELECT count(*) FROM turns_fts WHERE turns_fts MATCH 'zebra'"
+        ).fetchone()[0]
+        assert found == 1
+        assert writer.conn.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION
+    finally:
+        writer.close()
+
+
+def test_database_files_are_private_whatever_the_umask(tmp_path: Path) -> None:
+    import os
+
+    old = os.umask(0)
+    try:
+        w = open_writer(tmp_path / "data" / "index.db")
+        w.close()
+    finally:
+        os.umask(old)
+    assert (tmp_path / "data").stat().st_mode & 0o777 == 0o700
+    assert (tmp_path / "data" / "index.db").stat().st_mode & 0o777 == 0o600
