@@ -108,7 +108,7 @@ def test_session_metadata_merges_and_keeps_known_fields(writer: IndexWriter) -> 
             [_turn(0)],
             size=10,
             sessions=(Session("s1", project="/p", title="first title"),),
-        )  # fmt: skip
+        )
     )
     writer.apply(_update(writer, [_turn(1)], size=20, sessions=(Session("s1", title="better"),)))
     row = writer.conn.execute(
