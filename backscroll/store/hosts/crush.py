@@ -84,14 +84,12 @@ def changed_session_ids(conn: sqlite3.Connection, since: Marks) -> set[str]:
 
 def inserted_session_ids(conn: sqlite3.Connection, since: Marks) -> set[str]:
     """Sessions holding message rows added since ``since``: past the old top rowid,
-    or at it under another id (the top row deleted and its rowid reused)."""
-    return {
-        str(r[0])
-        for r in conn.execute(
-            "SELECT DISTINCT session_id FROM messages WHERE rowid > ? OR (rowid = ? AND id != ?)",
-            (since.message_rowid, since.message_rowid, since.message_top),
-        )
-    }
+    or at it under another id (the top row deleted and its rowid reused). A rowid
+    range search: O(new rows), whatever the size of the database."""
+    rows = conn.execute(
+        "SELECT session_id, rowid, id FROM messages WHERE rowid >= ?", (since.message_rowid,)
+    )
+    return {str(r[0]) for r in rows if r[1] > since.message_rowid or r[2] != since.message_top}
 
 
 def sessions(conn: sqlite3.Connection, ids: Iterable[str]) -> list[SessionRow]:

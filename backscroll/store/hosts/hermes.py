@@ -92,13 +92,8 @@ def changed_session_ids(conn: sqlite3.Connection, since: Marks) -> set[str]:
             "SELECT DISTINCT session_id FROM messages WHERE id > ?", (since.message_id,)
         )
     }
-    found.update(
-        str(r[0])
-        for r in conn.execute(
-            "SELECT id FROM sessions WHERE rowid > ? OR (rowid = ? AND id != ?)",
-            (since.session_rowid, since.session_rowid, since.session_top),
-        )
-    )
+    rows = conn.execute("SELECT id, rowid FROM sessions WHERE rowid >= ?", (since.session_rowid,))
+    found.update(str(r[0]) for r in rows if r[1] > since.session_rowid or r[0] != since.session_top)
     ended = _column(conn, "sessions", "ended_at")
     if ended != "NULL":
         found.update(

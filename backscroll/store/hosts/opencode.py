@@ -105,21 +105,15 @@ def changed_session_ids(conn: sqlite3.Connection, since: Marks) -> set[str]:
 
 def inserted_session_ids(conn: sqlite3.Connection, since: Marks) -> set[str]:
     """Sessions holding message/part rows added since ``since``: past the old top
-    rowid, or at it under another id (the top row deleted and its rowid reused)."""
-    found = {
-        str(r[0])
-        for r in conn.execute(
-            "SELECT DISTINCT session_id FROM message WHERE rowid > ? OR (rowid = ? AND id != ?)",
-            (since.message_rowid, since.message_rowid, since.message_top),
-        )
-    }
-    found.update(
-        str(r[0])
-        for r in conn.execute(
-            "SELECT DISTINCT session_id FROM part WHERE rowid > ? OR (rowid = ? AND id != ?)",
-            (since.part_rowid, since.part_rowid, since.part_top),
-        )
-    )
+    rowid, or at it under another id (the top row deleted and its rowid reused).
+    A rowid range search: O(new rows), whatever the size of the database."""
+    found: set[str] = set()
+    for table, rowid, top in (
+        ("message", since.message_rowid, since.message_top),
+        ("part", since.part_rowid, since.part_top),
+    ):
+        rows = conn.execute(f"SELECT session_id, rowid, id FROM {table} WHERE rowid >= ?", (rowid,))
+        found.update(str(r[0]) for r in rows if r[1] > rowid or r[2] != top)
     return found
 
 
