@@ -182,6 +182,57 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_forget(args: argparse.Namespace) -> int:
+    from backscroll.store import forget, open_writer
+
+    cfg = _config(args)
+    project = os.getcwd() if args.here else args.project
+    sel = forget.Selection(
+        session=args.session,
+        project=os.path.abspath(os.path.expanduser(project)) if project else None,
+        host=args.host,
+        before=_parse_date(args.before) if args.before else None,
+    )
+    if sel.empty():
+        raise BackscrollError(
+            "say what to forget: --session ID, --project PATH, --here, --host NAME or --before DATE"
+        )
+    db = cfg.db_path()
+    if not db.exists():
+        raise BackscrollError(f"there is no index at {db} yet; nothing to forget")
+    writer = open_writer(db)
+    try:
+        if args.dry_run:
+            report = forget.count(writer, sel)
+        else:
+            report = forget.forget(writer, sel, exclude=args.and_exclude)
+    finally:
+        writer.close()
+    data = {
+        "schema": 1,
+        "dry_run": args.dry_run,
+        "sessions": report.sessions,
+        "turns": report.turns,
+        "excluded": report.excluded,
+        "scrubbed": report.scrubbed,
+    }
+    if args.json:
+        _emit(data)
+        return 0
+    verb = "would forget" if args.dry_run else "forgot"
+    print(f"{verb} {report.turns} turns in {report.sessions} sessions")
+    if report.excluded:
+        print(f"added {report.excluded} exclusion(s): they will not be indexed again")
+    elif not args.dry_run:
+        print("the source files are not re-indexed unless they change again "
+              "(--and-exclude keeps them out for good)")  # fmt: skip
+    if report.wal_busy:
+        print("note: another process held the database open, so old pages may remain in "
+              "index.db-wal until it is checkpointed; stop the daemon and run this again "
+              "to be sure")  # fmt: skip
+    return 0
+
+
 def cmd_daemon(args: argparse.Namespace) -> int:
     from backscroll.daemon.server import run_daemon
 
@@ -244,6 +295,18 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("status", help="what is indexed, per host, and the daemon's state")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_status)
+
+    p = sub.add_parser("forget", help="remove turns from the index, bytes and all")
+    p.add_argument("--session", metavar="ID", help="one session (its full id)")
+    p.add_argument("--project", metavar="PATH", help="every session of this project")
+    p.add_argument("--here", action="store_true", help="every session of this directory")
+    p.add_argument("--host", metavar="NAME", help="everything from this host")
+    p.add_argument("--before", metavar="DATE", help="turns older than this date")
+    p.add_argument("--and-exclude", action="store_true",
+                   help="never index these sessions/project/host again")  # fmt: skip
+    p.add_argument("--dry-run", action="store_true", help="only count what would go")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_forget)
 
     p = sub.add_parser("daemon", help="run the indexing daemon in the foreground")
     p.set_defaults(func=cmd_daemon)

@@ -170,7 +170,7 @@ class Indexer:
                 if _is_under(path, root):
                     source = spec.reader.source_for(path)
                     if source is not None and not self._excluded(spec, source):
-                        sidecar = source != path and spec.reader.kind != "database"
+                        sidecar = source != path and path.name != source.name + "-wal"
                         return Item(spec, source, forced=sidecar)
         return None
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from backscroll.errors import DatabaseError
 
 #: Newest schema this code knows. A database newer than this is refused.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 BUSY_TIMEOUT_MS = 5000
 _FTS5: bool | None = None
 
@@ -128,8 +128,22 @@ def _m2_fts(conn: sqlite3.Connection) -> None:
     conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('fts', '1')")
 
 
+def _m3_exclusions(conn: sqlite3.Connection) -> None:
+    """What the user forgot with ``--and-exclude``: never indexed again."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS exclusions ("
+        " kind TEXT NOT NULL CHECK (kind IN ('session', 'project', 'host')),"
+        " host TEXT NOT NULL DEFAULT '', value TEXT NOT NULL, created_at REAL,"
+        " PRIMARY KEY (kind, host, value))"
+    )
+
+
 #: Numbered migrations, applied in order; ``PRAGMA user_version`` records the last.
-MIGRATIONS: tuple[tuple[int, Migration], ...] = ((1, _m1_base), (2, _m2_fts))
+MIGRATIONS: tuple[tuple[int, Migration], ...] = (
+    (1, _m1_base),
+    (2, _m2_fts),
+    (3, _m3_exclusions),
+)
 
 _TRANSIENT = ("database is locked", "disk i/o error", "database schema is locked", "busy")
 
@@ -175,6 +189,8 @@ def connect(
             delay = min(delay * 2, 0.2)
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA foreign_keys = ON")
+    # Freed pages are zeroed, so forgotten text does not linger in the file.
+    conn.execute("PRAGMA secure_delete = ON")
     return conn
 
 

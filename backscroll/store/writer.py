@@ -8,6 +8,7 @@ transaction, so a second writer that lost the race sees the work done and skips.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 import time
@@ -236,9 +237,40 @@ class IndexWriter:
         )
         return row.id
 
+    def _excluded_sessions(self, host: str, sessions: dict[str, Session]) -> set[str]:
+        """Sessions the user forgot with ``--and-exclude`` (by session, project or host)."""
+        rows = self.conn.execute(
+            "SELECT kind, value FROM exclusions WHERE host IN ('', ?)", (host,)
+        ).fetchall()
+        if not rows:
+            return set()
+        ids = {v for k, v in rows if k == "session"}
+        projects = {v for k, v in rows if k == "project"}
+        if any(k == "host" and v == host for k, v in rows):
+            return set(sessions)
+        known = {
+            str(r[0]): str(r[1] or "")
+            for r in self.conn.execute(
+                "SELECT session_id, project FROM sessions WHERE host = ?", (host,)
+            )
+            if r[0] in sessions
+        }
+        out = set()
+        for sid, s in sessions.items():
+            project = (s.project or known.get(sid, "")).rstrip("/")
+            if sid in ids or (project and project in projects):
+                out.add(sid)
+        return out
+
     def _write_turns(self, file_id: int, update: Update) -> ApplyReport:
         result = update.result
         sessions = _merge_sessions(result.sessions, result.turns, update.path)
+        skip = self._excluded_sessions(update.host, sessions)
+        if skip:
+            sessions = {k: v for k, v in sessions.items() if k not in skip}
+            result = dataclasses.replace(
+                result, turns=tuple(t for t in result.turns if t.session_id not in skip)
+            )
         rowids: dict[str, int] = {}
         for s in sessions.values():
             rowids[s.session_id] = self._upsert_session(update.host, s, update.path)
