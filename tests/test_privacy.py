@@ -30,7 +30,7 @@ def _claude_line(uuid: str, role: str, text: str) -> str:
             "cwd": "/home/u/proj",
             "timestamp": "2026-03-01T10:00:00Z",
             "message": message,
-        }  # fmt: skip
+        }
     )
 
 
@@ -48,7 +48,7 @@ def _codex_lines(texts: list[str]) -> list[str]:
                     "type": "event_msg",
                     "payload": {"type": "user_message", "message": text},
                 }
-            )  # fmt: skip
+            )
         )
     return lines
 
