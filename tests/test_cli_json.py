@@ -1,0 +1,115 @@
+"""Every command's ``--json`` output is versioned and pinned by golden files.
+
+Run with ``BACKSCROLL_UPDATE_GOLDEN=1`` to rewrite the golden files after an
+intended change of shape (and say so in the commit).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures"
+GOLDEN = Path(__file__).parent / "golden"
+CLAUDE_SID = "d6e0bada-1959-4eec-a9d2-0bfade768d8f"
+CODEX = "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.lines1-77.jsonl"
+VOLATILE = {"seconds", "last_indexed", "database", "uptime_s", "bytes_read"}
+
+
+@pytest.fixture
+def home(isolated_home: Path) -> Path:
+    claude = isolated_home / ".claude" / "projects" / "-home-marco-projects-spotter"
+    claude.mkdir(parents=True)
+    shutil.copy(
+        FIXTURES / "claude-code" / "spotter-tool_heavy.jsonl", claude / f"{CLAUDE_SID}.jsonl"
+    )
+    codex = isolated_home / ".codex" / "sessions" / "2026" / "05" / "11"
+    codex.mkdir(parents=True)
+    shutil.copy(FIXTURES / "codex" / CODEX, codex / CODEX.replace(".lines1-77", ""))
+    return isolated_home
+
+
+def _run(*args: str) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, "-m", "backscroll", *args, "--json"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode in (0, 1), done.stderr
+    return dict(json.loads(done.stdout))
+
+
+def _normalise(value: Any, home: Path) -> Any:
+    if isinstance(value, dict):
+        return {k: _normalise(v, home) for k, v in value.items() if k not in VOLATILE}
+    if isinstance(value, list):
+        return [_normalise(v, home) for v in value]
+    if isinstance(value, str):
+        return re.sub(re.escape(str(home)), "$HOME", value)
+    return value
+
+
+def _check(name: str, data: dict[str, Any], home: Path) -> None:
+    data = _normalise(data, home)
+    path = GOLDEN / f"{name}.json"
+    if os.environ.get("BACKSCROLL_UPDATE_GOLDEN") == "1" or not path.exists():
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True) + "\n")
+    expected = json.loads(path.read_text())
+    assert data == expected, f"{name} --json changed shape or content; see {path}"
+
+
+def test_index_json_is_pinned(home: Path) -> None:
+    _check("index", _run("index"), home)
+
+
+def test_search_json_is_pinned(home: Path) -> None:
+    _run("index")
+    result = _run("search", "phoenix", "--context", "1")
+    assert result["schema"] == 1 and result["daemon"] is False
+    _check("search", result, home)
+
+
+def test_search_no_match_json_says_why(home: Path) -> None:
+    _run("index")
+    _check("search_no_match", _run("search", "zzzunheardofword"), home)
+
+
+def test_search_all_words_falls_back_to_any_flagged(home: Path) -> None:
+    _run("index")
+    result = _run("search", "phoenix", "zzzunheardofword")
+    assert result["fallback"] == "any" and result["hits"]
+    _check("search_fallback", result, home)
+
+
+def test_search_on_an_empty_index_says_nothing_is_indexed(isolated_home: Path) -> None:
+    result = _run("search", "anything")
+    assert result["hits"] == [] and "nothing indexed yet" in result["message"]
+    _check("search_empty_index", result, isolated_home)
+
+
+def test_sessions_json_is_pinned(home: Path) -> None:
+    _run("index")
+    _check("sessions", _run("sessions"), home)
+
+
+def test_show_json_is_pinned(home: Path) -> None:
+    _run("index")
+    _check("show", _run("show", CLAUDE_SID[:8]), home)
+
+
+def test_status_json_is_pinned(home: Path) -> None:
+    _run("index")
+    _check("status", _run("status"), home)
+
+
+def test_forget_dry_run_json_is_pinned(home: Path) -> None:
+    _run("index")
+    _check("forget_dry_run", _run("forget", "--host", "codex", "--dry-run"), home)
