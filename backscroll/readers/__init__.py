@@ -16,6 +16,7 @@ from backscroll.readers.cursor_ide import CursorReader
 from backscroll.readers.factory_droid import FactoryDroidReader
 from backscroll.readers.gemini_cli import GeminiCliReader
 from backscroll.readers.goose import GooseJsonlReader, GooseReader
+from backscroll.readers.hermes import HermesReader
 from backscroll.readers.kilo_code import KiloCodeReader
 from backscroll.readers.kiro import KiroCliReader, KiroIdeReader
 from backscroll.readers.opencode import KiloCliReader, OpenCodeReader
@@ -46,6 +47,7 @@ READERS: tuple[Reader, ...] = (
     GooseReader(),
     GooseJsonlReader(),
     CrushReader(),
+    HermesReader(),
     ZedReader(),
     AiderReader(),
 )
