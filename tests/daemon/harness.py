@@ -321,3 +321,106 @@ def start_daemon(
             proc.close()
             raise
     return proc
+
+
+# --------------------------------------------------------------------------- comparing indexes
+
+#: One turn as a comparison sees it: (host, session_id, key, role, text).
+TurnRow = tuple[str, str, str, str, str]
+
+
+def dump_turns(db: Path) -> list[TurnRow]:
+    """Every turn of ``db``, sorted, opened read-only (duplicates kept, so they show)."""
+    import sqlite3
+
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        conn.execute("PRAGMA busy_timeout = 10000")
+        rows = conn.execute(
+            "SELECT s.host, s.session_id, t.key, t.role, t.text"
+            " FROM turns t JOIN sessions s ON s.id = t.session"
+        ).fetchall()
+    finally:
+        conn.close()
+    return sorted((str(a), str(b), str(c), str(d), str(e)) for a, b, c, d, e in rows)
+
+
+def run_cli(
+    tmp_path: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 300.0
+) -> subprocess.CompletedProcess[str]:
+    """``python -m backscroll ARGS`` in the same isolated environment as the daemon."""
+    return subprocess.run(
+        [sys.executable, "-m", "backscroll", *args],
+        env=daemon_env(tmp_path, env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def fresh_index(tmp_path: Path, data_dir: Path, env: dict[str, str] | None = None) -> list[TurnRow]:
+    """Index ``tmp_path/home`` from scratch into ``data_dir``; its turns."""
+    if (data_dir / "index.db").exists():
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{data_dir / 'index.db'}{suffix}").unlink(missing_ok=True)
+    extra = dict(env or {})
+    extra["BACKSCROLL_HOME"] = str(data_dir)
+    done = run_cli(tmp_path, "index", "--json", env=extra)
+    if done.returncode != 0:
+        raise AssertionError(f"fresh index failed ({done.returncode}): {done.stderr}")
+    return dump_turns(data_dir / "index.db")
+
+
+def claude_user_line(session_id: str, uuid: str, text: str, cwd: str = "/p") -> str:
+    """One Claude Code user entry (a JSONL line, newline included)."""
+    import json
+
+    entry = {
+        "parentUuid": None,
+        "isSidechain": False,
+        "userType": "external",
+        "cwd": cwd,
+        "sessionId": session_id,
+        "version": "2.1.38",
+        "type": "user",
+        "message": {"role": "user", "content": text},
+        "uuid": uuid,
+        "timestamp": "2026-02-10T22:57:54.684Z",
+    }
+    return json.dumps(entry) + "\n"
+
+
+# --------------------------------------------------------------------------- corpora
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+CLAUDE_FIXTURES = tuple(sorted((FIXTURES / "claude-code").glob("*.jsonl")))
+CODEX_FIXTURES = tuple(sorted((FIXTURES / "codex").glob("*.jsonl")))
+
+
+def session_uuid(n: int) -> str:
+    return f"{n:08x}-0000-4000-8000-{n:012x}"
+
+
+def populate(home: Path, copies: int = 1, codex: bool = True) -> list[Path]:
+    """Real sample transcripts under ``home``: every Claude Code fixture ``copies``
+    times (each its own session, 50 per project directory) and every Codex JSONL
+    fixture once. Returns the files written."""
+    out: list[Path] = []
+    n = 0
+    for _ in range(copies):
+        for src in CLAUDE_FIXTURES:
+            n += 1
+            project = home / ".claude" / "projects" / f"-p{n // 50}"
+            project.mkdir(parents=True, exist_ok=True)
+            dest = project / f"{session_uuid(n)}.jsonl"
+            shutil.copyfile(src, dest)
+            out.append(dest)
+    if codex:
+        day = home / ".codex" / "sessions" / "2026" / "05" / "11"
+        day.mkdir(parents=True, exist_ok=True)
+        for i, src in enumerate(CODEX_FIXTURES, 1):
+            dest = day / f"rollout-2026-05-11T11-26-5{i}-{session_uuid(10_000 + i)}.jsonl"
+            shutil.copyfile(src, dest)
+            out.append(dest)
+    return out

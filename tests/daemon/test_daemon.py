@@ -1,0 +1,276 @@
+"""The daemon as a real subprocess: readiness, live indexing, signals, socket
+hygiene and bad clients. Every wait is on a condition (READY=1, a reply, a
+search hit) bounded by a deadline, never a sleep."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import stat
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from backscroll import protocol
+from backscroll.client import RemoteError
+from tests.daemon.conftest import DaemonFactory
+from tests.daemon.harness import (
+    CLAUDE_FIXTURES,
+    CODEX_FIXTURES,
+    DaemonProcess,
+    claude_user_line,
+    dump_turns,
+    fresh_index,
+    populate,
+    session_uuid,
+)
+
+DEADLINE = 30.0
+
+
+def wait_for(cond: Callable[[], Any], what: str, timeout: float = DEADLINE) -> Any:
+    """Poll ``cond`` until it returns something truthy; fail naming ``what``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = cond()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+        time.sleep(0.05)  # polling interval of a condition, not a readiness signal
+
+
+def hits(d: DaemonProcess, query: str) -> list[dict[str, Any]]:
+    return list(d.call("search", {"query": query, "fallback": False})["hits"])
+
+
+def claude_session(home: Path, n: int = 1, project: str = "-p") -> Path:
+    directory = home / ".claude" / "projects" / project
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{session_uuid(n)}.jsonl"
+    shutil.copyfile(CLAUDE_FIXTURES[0], path)
+    return path
+
+
+def append(path: Path, text: str) -> None:
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(text)
+
+
+# --------------------------------------------------------------------------- live indexing
+
+
+def test_an_appended_line_is_searchable_after_sync(daemon_factory: DaemonFactory) -> None:
+    d = daemon_factory()
+    path = claude_session(d.home)
+    d.sync()
+    assert hits(d, "quokkazanzibar") == []
+    append(path, claude_user_line(session_uuid(1), "u-appended-1", "find quokkazanzibar now"))
+    d.sync()
+    found = hits(d, "quokkazanzibar")
+    assert [h["session_id"] for h in found] == [session_uuid(1)]
+
+
+def test_an_appended_line_becomes_searchable_without_sync(daemon_factory: DaemonFactory) -> None:
+    d = daemon_factory()
+    path = claude_session(d.home)
+    d.sync()
+    append(path, claude_user_line(session_uuid(1), "u-appended-2", "the wombatfjord plan"))
+    found = wait_for(lambda: hits(d, "wombatfjord"), "the appended turn to be searchable")
+    assert found[0]["session_id"] == session_uuid(1)
+
+
+def test_a_project_directory_created_after_start_is_indexed(
+    daemon_factory: DaemonFactory,
+) -> None:
+    d = daemon_factory()
+    claude_session(d.home, 1, "-existing")
+    d.sync()
+    path = claude_session(d.home, 2, "-created-later")
+    append(path, claude_user_line(session_uuid(2), "u-late", "latecomer narwhalquartz"))
+    found = wait_for(lambda: hits(d, "narwhalquartz"), "the new project's session")
+    assert found[0]["session_id"] == session_uuid(2)
+
+
+def test_a_host_root_that_appears_after_start_is_indexed(daemon_factory: DaemonFactory) -> None:
+    d = daemon_factory()
+    assert not (d.home / ".codex").exists()
+    roots = d.call("status", {})["roots"]
+    assert any(r["host"] == "codex" and r["mode"] == "waiting" for r in roots)
+    day = d.home / ".codex" / "sessions" / "2026" / "05" / "11"
+    day.mkdir(parents=True)
+    src = CODEX_FIXTURES[-1]
+    shutil.copyfile(src, day / src.name)
+
+    def codex_turns() -> int:
+        hosts = d.call("status", {}).get("hosts", {})
+        return int(hosts.get("codex", {}).get("turns", 0))
+
+    assert wait_for(codex_turns, "the Codex rollout to be indexed") > 0
+
+
+# --------------------------------------------------------------------------- signals and crashes
+
+
+def test_sigterm_during_a_cold_index_exits_zero_and_restart_matches_a_fresh_index(
+    tmp_path: Path, daemon_factory: DaemonFactory
+) -> None:
+    populate(tmp_path / "home", copies=60)
+    d = daemon_factory()
+    assert d.call("status", {})["daemon"]["cold_index_done"] is False
+    assert d.stop(signal.SIGTERM) == 0, d.stderr_text()
+    again = daemon_factory()
+    again.sync()
+    assert again.stop() == 0
+    fresh = fresh_index(tmp_path, tmp_path / "fresh")
+    assert dump_turns(again.db_path) == fresh
+    assert len(fresh) > 1000
+
+
+def test_a_second_daemon_on_the_same_data_dir_is_refused_naming_pid_and_socket(
+    tmp_path: Path, daemon_factory: DaemonFactory
+) -> None:
+    first = daemon_factory()
+    other_socket = tmp_path / "s" / "other.sock"
+    second = daemon_factory(env={"BACKSCROLL_SOCKET": str(other_socket)}, wait_ready=False)
+    assert second.wait(DEADLINE) != 0
+    err = second.stderr_text()
+    assert f"pid {first.pid}" in err
+    assert str(first.socket_path) in err
+    assert first.call("status", {})["daemon"]["pid"] == first.pid
+
+
+def test_a_stale_socket_left_by_a_kill_is_replaced_on_restart(
+    daemon_factory: DaemonFactory,
+) -> None:
+    first = daemon_factory()
+    first.kill()
+    assert first.socket_path.exists()  # a crash leaves it behind
+    second = daemon_factory()
+    assert second.call("status", {})["daemon"]["pid"] == second.pid
+    assert any(
+        json.loads(line).get("event") == "stale_socket"
+        for line in second.stderr_text().splitlines()
+        if line.startswith("{")
+    )
+
+
+# --------------------------------------------------------------------------- bad clients
+
+
+def read_reply(sock: socket.socket) -> dict[str, Any]:
+    buf = b""
+    while b"\n" not in buf:
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        buf += chunk
+    assert buf, "the daemon closed the connection without a reply"
+    reply: dict[str, Any] = json.loads(buf.split(b"\n", 1)[0])
+    return reply
+
+
+def test_garbage_gets_a_parse_error_and_the_daemon_keeps_serving(
+    daemon_factory: DaemonFactory,
+) -> None:
+    d = daemon_factory()
+    with d.raw_connect() as sock:
+        sock.sendall(b"this is not json\n")
+        assert read_reply(sock)["error"]["code"] == protocol.PARSE_ERROR
+        sock.sendall(b'{"jsonrpc": "2.0", "id": 7, "method": "nope"}\n')
+        assert read_reply(sock)["error"]["code"] == protocol.METHOD_NOT_FOUND
+    assert d.call("status", {})["daemon"]["pid"] == d.pid
+
+
+def test_an_oversized_request_is_refused_and_the_daemon_keeps_serving(
+    daemon_factory: DaemonFactory,
+) -> None:
+    d = daemon_factory(config="server:\n  max_request_bytes: 4096\n")
+    with d.raw_connect() as sock:
+        try:
+            sock.sendall(b'{"jsonrpc": "2.0", "id": 1, "method": "search", "params": {"query": "')
+            sock.sendall(b"x" * 20000)
+        except BrokenPipeError:
+            pass  # the daemon may close before we finish: the reply is still there
+        reply = read_reply(sock)
+    assert reply["error"]["code"] == protocol.REQUEST_TOO_LARGE
+    assert "4096" in reply["error"]["message"]
+    assert d.call("status", {})["daemon"]["pid"] == d.pid
+
+
+def test_a_half_sent_request_times_out_and_the_daemon_keeps_serving(
+    daemon_factory: DaemonFactory,
+) -> None:
+    d = daemon_factory(config="server:\n  request_timeout_s: 0.5\n")
+    stalled = d.raw_connect()
+    closed = d.raw_connect()
+    try:
+        stalled.sendall(b'{"jsonrpc": "2.0", "id": 1, "meth')
+        closed.sendall(b'{"jsonrpc": "2.0", "id": 2, "meth')
+        closed.shutdown(socket.SHUT_WR)  # a client that hangs up mid-request
+        assert d.call("status", {})["daemon"]["pid"] == d.pid  # served meanwhile
+        reply = read_reply(stalled)
+        assert reply["error"]["code"] == protocol.TIMEOUT
+        assert stalled.recv(1) == b""  # and the stalled connection is closed
+    finally:
+        stalled.close()
+        closed.close()
+    assert d.call("status", {})["daemon"]["pid"] == d.pid
+
+
+def test_a_protocol_version_mismatch_names_both_versions(daemon_factory: DaemonFactory) -> None:
+    d = daemon_factory()
+    with pytest.raises(RemoteError) as caught:
+        d.call("hello", {"protocol": protocol.PROTOCOL_VERSION + 98})
+    message = caught.value.message
+    assert caught.value.code == protocol.VERSION_MISMATCH
+    assert str(protocol.PROTOCOL_VERSION + 98) in message
+    assert str(protocol.PROTOCOL_VERSION) in message.replace(
+        str(protocol.PROTOCOL_VERSION + 98), ""
+    )
+
+
+# --------------------------------------------------------------------------- config reload
+
+
+def test_sighup_with_a_host_disabled_drops_its_roots_from_status(
+    daemon_factory: DaemonFactory,
+) -> None:
+    d = daemon_factory(config="log_level: info\n")
+    assert d.config_path is not None
+
+    def codex_roots() -> list[str]:
+        return [r["path"] for r in d.call("status", {})["roots"] if r["host"] == "codex"]
+
+    assert codex_roots()
+    d.config_path.write_text("hosts:\n  codex:\n    enabled: false\n", encoding="utf-8")
+    d.send_signal(signal.SIGHUP)
+    wait_for(lambda: not codex_roots(), "codex roots to leave status.roots")
+    assert any(r["host"] == "claude-code" for r in d.call("status", {})["roots"])
+
+
+# --------------------------------------------------------------------------- hygiene
+
+
+def test_the_socket_is_0600_in_a_0700_directory(daemon_factory: DaemonFactory) -> None:
+    d = daemon_factory()
+    assert stat.S_ISSOCK(os.stat(d.socket_path).st_mode)
+    assert stat.S_IMODE(os.stat(d.socket_path).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(d.socket_path.parent).st_mode) == 0o700
+
+
+def test_logs_on_stderr_are_json_lines_with_an_event(daemon_factory: DaemonFactory) -> None:
+    d = daemon_factory()
+    d.sync()
+    assert d.stop() == 0
+    lines = [line for line in d.stderr_text().splitlines() if line.strip()]
+    records = [json.loads(line) for line in lines]
+    assert all(isinstance(r.get("event"), str) and r["event"] for r in records)
+    events = {r["event"] for r in records}
+    assert {"ready", "stopping", "stopped"} <= events
