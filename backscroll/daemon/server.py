@@ -27,7 +27,7 @@ from backscroll.config import Config
 from backscroll.daemon import systemd
 from backscroll.daemon.connection import serve_connection
 from backscroll.daemon.handlers import DaemonContext, ReadPool
-from backscroll.daemon.indexer import Indexer, build_hosts
+from backscroll.daemon.indexer import HostSpec, Indexer, build_hosts
 from backscroll.daemon.logging import setup_logging
 from backscroll.daemon.watcher import Watcher
 from backscroll.daemon.worker import Worker
@@ -171,8 +171,8 @@ class Daemon:
         log.info("daemon ready", extra={"event": "ready", "socket": str(self.socket_path),
                  "db": str(self.db), "pid": os.getpid(), "version": __version__})  # fmt: skip
 
-    def _roots(self, indexer: Indexer) -> list[tuple[str, Path]]:
-        return [(spec.host, root) for spec in indexer.hosts for root in spec.roots]
+    def _roots(self, indexer: Indexer) -> list[tuple[str, Path, bool]]:
+        return watch_list(indexer.hosts)
 
     def _on_fs_event(self, loop: asyncio.AbstractEventLoop) -> Any:
         def sink(path: Path, kind: str) -> None:
@@ -276,7 +276,7 @@ class Daemon:
             return fresh
 
         await asyncio.wrap_future(self.worker.swap_indexer(swap))
-        self.watcher.set_roots([(s.host, r) for s in hosts for r in s.roots])
+        self.watcher.set_roots(watch_list(hosts))
         self.ctx.enabled_hosts = [s.host for s in hosts]
         self.worker.submit("reconcile")
         log.info("config reloaded", extra={"event": "reloaded", "hosts": len(hosts)})
@@ -310,6 +310,10 @@ class Daemon:
             private_files(self.db)
         self.lock.release()
         log.info("stopped", extra={"event": "stopped"})
+
+
+def watch_list(hosts: list[HostSpec]) -> list[tuple[str, Path, bool]]:
+    return [(s.host, r, s.reader.recursive_watch) for s in hosts for r in s.roots]
 
 
 def _socket_alive(path: Path) -> bool:

@@ -39,6 +39,7 @@ class RootWatch:
     path: Path
     mode: str  # "inotify" (or the platform's native API), "polling", "waiting", "error"
     watching: Path | None = None
+    recursive: bool = True
 
 
 class _Handler(FileSystemEventHandler):
@@ -83,23 +84,23 @@ class Watcher:
 
     # ------------------------------------------------------------------ roots
 
-    def set_roots(self, roots: list[tuple[str, Path]]) -> None:
-        """Watch exactly these (host, root) pairs (called at start and on reload)."""
-        wanted = {path: host for host, path in roots}
+    def set_roots(self, roots: list[tuple[str, Path, bool]]) -> None:
+        """Watch exactly these (host, root, recursive) (called at start and on reload)."""
+        wanted = {path: (host, recursive) for host, path, recursive in roots}
         with self._lock:
             for path in list(self.roots):
                 if path not in wanted:
                     self._unwatch(path)
                     del self.roots[path]
-            for path, host in wanted.items():
+            for path, (host, recursive) in wanted.items():
                 if path not in self.roots:
-                    self.roots[path] = RootWatch(host, path, "waiting")
+                    self.roots[path] = RootWatch(host, path, "waiting", recursive=recursive)
                     self._arm(self.roots[path])
 
     def _arm(self, root: RootWatch) -> None:
         """Watch ``root`` if it exists, else its nearest existing ancestor."""
         target = root.path
-        recursive = True
+        recursive = root.recursive
         if target.is_file():
             target, recursive = target.parent, False
         elif not target.is_dir():

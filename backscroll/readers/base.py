@@ -94,6 +94,8 @@ class Reader(Protocol):
     #: root (Aider's ``.aider.chat.history.md``); the indexer looks for them in the
     #: project directories other hosts' sessions name.
     project_files: ClassVar[tuple[str, ...]]
+    #: Watch the roots recursively (False: only the root directory itself).
+    recursive_watch: ClassVar[bool]
 
     def roots(self, env: HostEnv) -> list[Path]:
         """Default directories to watch and scan, existing or not."""
@@ -140,6 +142,9 @@ class BaseReader:
     version: ClassVar[int]
     kind: ClassVar[Kind]
     project_files: ClassVar[tuple[str, ...]] = ()
+    #: Watch roots recursively. False for a root that holds much besides the
+    #: transcripts (Hermes keeps its own checkout beside state.db).
+    recursive_watch: ClassVar[bool] = True
 
     def roots(self, env: HostEnv) -> list[Path]:
         raise NotImplementedError

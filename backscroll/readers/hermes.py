@@ -48,6 +48,7 @@ class HermesReader(BaseReader):
     host: ClassVar[str] = "hermes"
     name: ClassVar[str] = "Hermes Agent"
     version: ClassVar[int] = 1
+    recursive_watch: ClassVar[bool] = False
     kind: ClassVar[Kind] = "database"
 
     def roots(self, env: HostEnv) -> list[Path]:
