@@ -604,8 +604,8 @@ def transcripts(root: Path) -> list[Path]:
 
 
 def common_words(n: int = 5) -> list[str]:
-    """The most frequent prose words that are not FTS stop-like glue."""
-    return [w for w in _WORDS[40:] if len(w) > 3][:n]
+    """Frequent prose words (after the commonest glue words), most frequent first."""
+    return [w for w in _WORDS[16:] if w.isalpha() and len(w) > 3][:n]
 
 
 def main(argv: list[str] | None = None) -> int:
