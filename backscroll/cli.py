@@ -46,7 +46,11 @@ def cmd_index(args: argparse.Namespace) -> int:
     cfg = _config(args)
     setup_logging(cfg.effective_log_level() if args.verbose else "warning")
     progress = _Progress() if sys.stderr.isatty() and not args.json else None
-    summary, totals = direct.index(cfg, progress)
+    kept = None
+    if args.rebuild:
+        summary, totals, kept = rebuild(cfg, progress)
+    else:
+        summary, totals = direct.index(cfg, progress)
     if progress:
         progress.done()
     data = {
@@ -62,9 +66,14 @@ def cmd_index(args: argparse.Namespace) -> int:
         "database": str(cfg.db_path()),
         **totals,
     }
+    if args.rebuild:
+        data["rebuilt"] = True
+        data["kept_old"] = str(kept) if kept else None
     if args.json:
         _emit(data)
         return 0
+    if kept:
+        print(f"rebuilt the index; the unusable old one is kept as {kept}")
     print(
         f"indexed {summary.files_changed} changed of {summary.files_seen} files, "
         f"{summary.turns_added} turns added, in {summary.seconds:.2f} s"
@@ -78,6 +87,55 @@ def cmd_index(args: argparse.Namespace) -> int:
     if not totals["hosts"]:
         print("no transcripts found: `backscroll doctor` shows where each host was looked for")
     return 0
+
+
+def rebuild(
+    cfg: Any, progress: Any = None, fault: Callable[[str, Path], None] | None = None
+) -> tuple[Any, dict[str, Any], Path | None]:
+    """``index --rebuild``: index everything into ``index.db.rebuild`` beside the old
+    index, then swap it in with one atomic rename. A crash before the swap leaves
+    the old index serving. Refused while a daemon holds the data directory."""
+    import fcntl
+
+    from backscroll import direct
+    from backscroll.store import (
+        carry_exclusions,
+        ensure_private_dir,
+        open_writer,
+        remove_index,
+        replace_index,
+    )
+    from backscroll.store.queries import run_sync, totals
+
+    db = cfg.db_path()
+    if db.is_dir():
+        raise BackscrollError(f"{db} is a directory, not an index; move it aside and run again")
+    ensure_private_dir(db.parent)
+    built = db.with_name(db.name + ".rebuild")
+    fd = os.open(db.parent / "daemon.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise BackscrollError(
+                f"a backscroll daemon serves {db}; stop it first (`systemctl --user stop "
+                "backscroll`), then run `backscroll index --rebuild` again"
+            ) from None
+        remove_index(built)  # what a crashed rebuild left
+        writer = open_writer(built)
+        try:
+            carry_exclusions(db, writer)
+            indexer = direct.make_indexer(cfg, writer)
+            indexer.fault = fault
+            summary = indexer.reconcile(progress)
+            counts = run_sync(writer.conn, totals())
+            writer.checkpoint()
+        finally:
+            writer.close()
+        kept = replace_index(built, db)
+    finally:
+        os.close(fd)
+    return summary, counts, kept
 
 
 class _Progress:
@@ -262,6 +320,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("index", help="index every enabled host's transcripts now")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     p.add_argument("-v", "--verbose", action="store_true", help="log each problem to stderr")
+    p.add_argument(
+        "--rebuild", action="store_true", help="build a new index beside the old, then swap it in"
+    )
     p.set_defaults(func=cmd_index)
 
     p = sub.add_parser("search", help="search the indexed turns")

@@ -6,6 +6,7 @@ import os
 import sqlite3
 from pathlib import Path
 
+from backscroll.errors import DatabaseError
 from backscroll.store import schema
 from backscroll.store.writer import IndexWriter
 
@@ -44,4 +45,84 @@ def open_readonly(db: Path) -> sqlite3.Connection:
     return conn
 
 
-__all__ = ["IndexWriter", "ensure_private_dir", "open_readonly", "open_writer", "private_files"]
+def remove_index(db: Path) -> None:
+    """Delete ``db`` and its -wal/-shm (a half-built rebuild left by a crash)."""
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+
+
+def carry_exclusions(old: Path, writer: IndexWriter) -> int:
+    """Copy what the user forgot-and-excluded from a usable ``old`` index into a
+    rebuild, so a rebuild never indexes it again. 0 when ``old`` is unusable."""
+    try:
+        schema.refuse_unusable(old)
+        conn = schema.connect(old, readonly=True)
+    except (DatabaseError, sqlite3.Error):
+        return 0
+    try:
+        rows = conn.execute("SELECT kind, host, value, created_at FROM exclusions").fetchall()
+    except sqlite3.Error:
+        rows = []
+    finally:
+        conn.close()
+    with writer.transaction():
+        writer.conn.executemany(
+            "INSERT OR IGNORE INTO exclusions (kind, host, value, created_at) VALUES (?, ?, ?, ?)",
+            rows,
+        )
+    return len(rows)
+
+
+def replace_index(built: Path, db: Path) -> Path | None:
+    """Swap the complete, closed index ``built`` in for ``db`` with one ``os.replace``.
+
+    A usable old index is checkpointed first, so no -wal of it can be replayed
+    onto the new file. An unusable one (corrupt, newer schema) is kept, with its
+    -wal/-shm, as ``index.db.old``; that path is returned.
+    """
+    for suffix in ("-wal", "-journal"):
+        leftover = Path(f"{built}{suffix}")
+        if leftover.exists() and leftover.stat().st_size:
+            raise DatabaseError(f"{built} is not closed cleanly ({leftover} is not empty)")
+    if db.is_dir():
+        raise DatabaseError(f"{db} is a directory, not an index; move it aside and run again")
+    kept: Path | None = None
+    if db.exists():
+        try:
+            schema.refuse_unusable(db)
+            conn = schema.connect(db)
+            try:
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            finally:
+                conn.close()
+        except (DatabaseError, sqlite3.Error):
+            kept = db.with_name(db.name + ".old")
+            remove_index(kept)
+            os.link(db, kept)
+            for suffix in ("-wal", "-shm"):
+                side = Path(f"{db}{suffix}")
+                if side.exists():
+                    os.replace(side, f"{kept}{suffix}")
+    for suffix in ("-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+        Path(f"{built}{suffix}").unlink(missing_ok=True)
+    os.replace(built, db)
+    fd = os.open(db.parent, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    private_files(db)
+    return kept
+
+
+__all__ = [
+    "IndexWriter",
+    "carry_exclusions",
+    "ensure_private_dir",
+    "open_readonly",
+    "open_writer",
+    "private_files",
+    "remove_index",
+    "replace_index",
+]

@@ -224,8 +224,8 @@ def check_integrity(conn: sqlite3.Connection, path: Path) -> None:
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except sqlite3.DatabaseError as exc:
         raise DatabaseError(
-            f"{path} cannot be read as an index ({exc}); it was left untouched. Move it "
-            f"aside and run `backscroll index --rebuild`, or restore it from a backup"
+            f"{path} cannot be read as an index ({exc}); it was left untouched. Run "
+            f"`backscroll index --rebuild` (it is kept as {path.name}.old), or restore a backup"
         ) from exc
 
 
@@ -240,15 +240,15 @@ def refuse_unusable(path: Path, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> None:
     except sqlite3.Error as exc:
         raise DatabaseError(
             f"{path} cannot be opened ({exc}); it was left untouched. Check its permissions, "
-            "or move it aside and run `backscroll index --rebuild`"
+            f"or run `backscroll index --rebuild` (it is kept as {path.name}.old)"
         ) from exc
     try:
         check_integrity(conn, path)
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
     except sqlite3.DatabaseError as exc:
         raise DatabaseError(
-            f"{path} cannot be read as an index ({exc}); it was left untouched. Move it "
-            "aside and run `backscroll index --rebuild`, or restore it from a backup"
+            f"{path} cannot be read as an index ({exc}); it was left untouched. Run "
+            f"`backscroll index --rebuild` (it is kept as {path.name}.old), or restore a backup"
         ) from exc
     finally:
         conn.close()
