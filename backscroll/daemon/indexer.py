@@ -158,6 +158,9 @@ class Indexer:
     #: Checked between batches: a long cold index stops early on shutdown.
     should_stop: Callable[[], bool] | None = None
     stats_by_host: dict[str, Summary] = field(default_factory=dict)
+    #: Directories of transcripts found outside every root (Crush keeps one
+    #: database per project): the daemon watches them too.
+    outside_dirs: set[tuple[str, Path]] = field(default_factory=set)
 
     # ------------------------------------------------------------------ ownership
 
@@ -166,7 +169,8 @@ class Indexer:
         for spec in self.hosts:
             if spec.reader.project_files and path.name in spec.reader.project_files:
                 return Item(spec, path)
-            for root in spec.roots:
+            extra = [d for host, d in self.outside_dirs if host == spec.host]
+            for root in (*spec.roots, *extra):
                 if _is_under(path, root):
                     source = spec.reader.source_for(path)
                     if source is not None and not self._excluded(spec, source):
@@ -444,6 +448,11 @@ class Indexer:
         """Scan every root and index what changed; note files that vanished."""
         items = list(self.scan())
         found = {str(i.path) for i in items}
+        self.outside_dirs = {
+            (i.spec.host, i.path.parent)
+            for i in items
+            if not any(_is_under(i.path, root) for root in i.spec.roots)
+        }
         summary = self.index_items(items, progress)
         by_host = {s.host: s for s in self.hosts}
         for path, row in self.writer.file_rows().items():

@@ -144,7 +144,7 @@ class Daemon:
 
         indexer = Indexer(writer, build_hosts(self.config), self.config,
                           make_redactor(self.config))  # fmt: skip
-        self.worker = Worker(indexer)
+        self.worker = Worker(indexer, self._reconciled(loop))
         indexer.should_stop = lambda: self.worker is not None and self.worker.stop_requested
         self.worker.start()
         self.pool = ReadPool(self.db)
@@ -173,6 +173,17 @@ class Daemon:
 
     def _roots(self, indexer: Indexer) -> list[tuple[str, Path, bool]]:
         return watch_list(indexer.hosts)
+
+    def _reconciled(self, loop: asyncio.AbstractEventLoop) -> Any:
+        """After a full pass, also watch directories of transcripts outside the roots."""
+
+        def done(indexer: Indexer) -> None:
+            wanted = watch_list(indexer.hosts)
+            wanted += [(host, d, False) for host, d in sorted(indexer.outside_dirs)]
+            if self.watcher is not None:
+                loop.call_soon_threadsafe(self.watcher.set_roots, wanted)
+
+        return done
 
     def _on_fs_event(self, loop: asyncio.AbstractEventLoop) -> Any:
         def sink(path: Path, kind: str) -> None:

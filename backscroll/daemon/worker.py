@@ -40,9 +40,13 @@ Job = tuple[str, Any, "Future[Any] | None"]
 
 
 class Worker(threading.Thread):
-    def __init__(self, indexer: Indexer) -> None:
+    def __init__(
+        self, indexer: Indexer, on_reconciled: Callable[[Indexer], None] | None = None
+    ) -> None:
         super().__init__(name="backscroll-writer", daemon=True)
         self.indexer = indexer
+        #: Called (in this thread) after every full pass, e.g. to watch new dirs.
+        self.on_reconciled = on_reconciled
         self.state = WorkerState()
         self._cond = threading.Condition()
         self._paths: dict[Path, None] = {}
@@ -127,6 +131,8 @@ class Worker(threading.Thread):
             summary = self.indexer.reconcile()
             self._note(summary)
             self.state.cold_index_done = True
+            if self.on_reconciled:
+                self.on_reconciled(self.indexer)
             return summary
         if kind == "sync":
             with self._cond:
