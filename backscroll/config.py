@@ -110,6 +110,9 @@ class Config:
         return self.hosts.get(name, HostConfig())
 
     def data_path(self) -> Path:
+        """``$BACKSCROLL_HOME`` first (as for the socket), then ``data_dir``, then XDG."""
+        if os.environ.get("BACKSCROLL_HOME", "").strip():
+            return paths.data_dir()
         return Path(os.path.expanduser(self.data_dir)) if self.data_dir else paths.data_dir()
 
     def db_path(self) -> Path:
@@ -121,7 +124,9 @@ class Config:
         return Path(os.path.expanduser(self.socket)) if self.socket else paths.socket_path()
 
     def effective_log_level(self) -> str:
-        return os.environ.get("BACKSCROLL_LOG_LEVEL", self.log_level).lower()
+        """The level after ``$BACKSCROLL_LOG_LEVEL`` (already validated by :func:`load`)."""
+        level = os.environ.get("BACKSCROLL_LOG_LEVEL", "").strip().lower()
+        return level if level in typing.get_args(LogLevel) else self.log_level
 
 
 # --------------------------------------------------------------------------- loading
@@ -142,7 +147,9 @@ def load(path: Path | None = None, *, known_hosts: tuple[str, ...] | None = None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError([f"{path}: cannot read it ({exc}); check its permissions"]) from exc
     except yaml.YAMLError as exc:
-        raise ConfigError([f"{path}: not valid YAML: {exc}"]) from exc
+        raise ConfigError(
+            [f"{path}: not valid YAML ({exc}); fix the syntax where it points"]
+        ) from exc
     return parse(data, str(path), known_hosts=known_hosts)
 
 
@@ -176,10 +183,20 @@ def parse(data: Any, source: str, *, known_hosts: tuple[str, ...] | None = None)
 
 
 def _env_overrides(config: Config) -> Config:
-    level = os.environ.get("BACKSCROLL_LOG_LEVEL", "").lower()
-    if level in typing.get_args(LogLevel):
-        config = dataclasses.replace(config, log_level=typing.cast(LogLevel, level))
-    return config
+    """``$BACKSCROLL_LOG_LEVEL`` over ``log_level`` (``$BACKSCROLL_HOME`` and
+    ``$BACKSCROLL_SOCKET`` are applied by :meth:`Config.data_path` / ``socket_path``)."""
+    level = os.environ.get("BACKSCROLL_LOG_LEVEL", "").strip().lower()
+    if not level:
+        return config
+    choices = typing.get_args(LogLevel)
+    if level not in choices:
+        raise ConfigError(
+            [
+                f"$BACKSCROLL_LOG_LEVEL: {level!r} is not one of "
+                f"{', '.join(repr(c) for c in choices)}; set one of those or unset it"
+            ]
+        )
+    return dataclasses.replace(config, log_level=typing.cast(LogLevel, level))
 
 
 def _unknown(source: str, dotted: str, key: str, choices: typing.Iterable[str]) -> str:
@@ -216,26 +233,36 @@ def _convert(tp: Any, value: Any, dotted: str, source: str, problems: list[str])
         return _convert(inner[0], value, dotted, source, problems)
     if dataclasses.is_dataclass(tp):
         if not isinstance(value, dict):
-            problems.append(f"{source}: {dotted}: expected a mapping of options, got {value!r}")
+            problems.append(
+                f"{source}: {dotted}: expected a mapping of options, got {value!r}; "
+                "indent its options under it (`option: value`)"
+            )
             return _BAD
         cls = typing.cast(type, tp)
         return cls(**_build(cls, value, dotted + ".", source, problems))
     if origin is Literal:
         if value not in args:
             choices = ", ".join(repr(a) for a in args)
-            problems.append(f"{source}: {dotted}: {value!r} is not one of {choices}")
+            problems.append(
+                f"{source}: {dotted}: {value!r} is not one of {choices}; use one of them"
+            )
             return _BAD
         return value
     if origin is tuple:
         if isinstance(value, str):
             value = [value]
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            problems.append(f"{source}: {dotted}: expected a list of strings, got {value!r}")
+            problems.append(
+                f"{source}: {dotted}: expected a list of strings, got {value!r}; "
+                'write a YAML list such as ["~/a", "~/b"]'
+            )
             return _BAD
         return tuple(value)
     if origin in (Mapping, dict) or tp is Mapping:
         if not isinstance(value, dict):
-            problems.append(f"{source}: {dotted}: expected a mapping, got {value!r}")
+            problems.append(
+                f"{source}: {dotted}: expected a mapping, got {value!r}; write `name: value` pairs"
+            )
             return _BAD
         value_type = args[1] if len(args) == 2 else Any
         result: dict[str, Any] = {}
@@ -248,19 +275,25 @@ def _convert(tp: Any, value: Any, dotted: str, source: str, problems: list[str])
         return value
     if tp is bool:
         if not isinstance(value, bool):
-            problems.append(f"{source}: {dotted}: expected true or false, got {value!r}")
+            problems.append(
+                f"{source}: {dotted}: expected true or false, got {value!r}; write true or false"
+            )
             return _BAD
         return value
     if tp is int or tp is float:
         ok = isinstance(value, int | float) and not isinstance(value, bool)
         if not ok or value < 0 or (tp is int and not float(value).is_integer()):
             kind = "a whole number" if tp is int else "a number"
-            problems.append(f"{source}: {dotted}: expected {kind} ≥ 0, got {value!r}")
+            problems.append(
+                f"{source}: {dotted}: expected {kind} ≥ 0, got {value!r}; write one without quotes"
+            )
             return _BAD
         return tp(value)
     if tp is str:
         if not isinstance(value, str):
-            problems.append(f"{source}: {dotted}: expected a string, got {value!r}")
+            problems.append(
+                f"{source}: {dotted}: expected a string, got {value!r}; put it in quotes"
+            )
             return _BAD
         return value
     return value

@@ -1,0 +1,185 @@
+"""config.example.yaml, validation that reports every problem at once, env overrides,
+and ``backscroll config check|show``."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from backscroll import cli, config
+from backscroll.config import Config, HostConfig
+from backscroll.errors import ConfigError
+from backscroll.readers import READERS
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLE = REPO / "config.example.yaml"
+HOSTS = tuple(r.host for r in READERS)
+
+
+def dotted_keys(data: dict[str, Any], prefix: str = "") -> set[str]:
+    out: set[str] = set()
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if prefix == "hosts.":
+            name = "hosts.<host>"
+        if isinstance(value, dict) and value and key != "patterns":
+            out |= dotted_keys(value, name + ".")
+        else:
+            out.add(name)
+    return out
+
+
+def test_example_config_documents_every_option() -> None:
+    data = yaml.safe_load(EXAMPLE.read_text())
+    assert dotted_keys(data) == set(config.field_paths())
+
+
+def test_example_config_parses_to_the_defaults() -> None:
+    cfg = config.parse(yaml.safe_load(EXAMPLE.read_text()), str(EXAMPLE), known_hosts=HOSTS)
+    defaults = Config()
+    for name in ("data_dir", "socket", "log_level", "index", "redaction", "limits", "server",
+                 "exclude"):  # fmt: skip
+        assert getattr(cfg, name) == getattr(defaults, name), name
+    assert cfg.hosts and all(hc == HostConfig() for hc in cfg.hosts.values())
+
+
+def test_example_config_says_why_above_every_option() -> None:
+    lines = EXAMPLE.read_text().splitlines()
+    leaves = [(i, m) for i, line in enumerate(lines)
+              if (m := re.match(r"^\s*([\w-]+):\s*\S", line))]  # fmt: skip
+    assert len(leaves) == len(config.field_paths())
+    for i, m in leaves:
+        assert lines[i - 1].strip().startswith("#"), f"{m.group(1)} (line {i + 1}) is not explained"
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "config.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_every_problem_is_reported_together_with_file_key_and_fix(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """
+log_levle: debug
+index:
+  debounce_ms: soon
+  on_delete: purge
+  project_roots: 7
+limits:
+  max_hits: -3
+hosts:
+  claude-cod:
+    enabled: yes-please
+  codex:
+    colour: blue
+redaction:
+  patterns:
+    broken: "([a-z"
+""",
+    )
+    with pytest.raises(ConfigError) as caught:
+        config.load(path, known_hosts=HOSTS)
+    problems = caught.value.problems
+    expected = {
+        "log_levle": "did you mean `log_level`?",
+        "index.debounce_ms": "write one without quotes",
+        "index.on_delete": "use one of them",
+        "index.project_roots": "write a YAML list",
+        "limits.max_hits": "≥ 0",
+        "hosts.claude-cod:": "did you mean `claude-code`?",
+        "hosts.claude-cod.enabled": "write true or false",
+        "hosts.codex.colour": "unknown option",
+        "redaction.patterns.broken": "fix the regular expression",
+    }
+    assert len(problems) == len(expected), problems
+    for key, fix in expected.items():
+        match = [p for p in problems if f": {key}" in p]
+        assert match, f"no problem names {key}: {problems}"
+        assert match[0].startswith(f"{path}: "), match[0]
+        assert fix in match[0], match[0]
+
+
+def test_a_bad_redaction_pattern_is_a_config_error_naming_it(tmp_path: Path) -> None:
+    path = write(tmp_path, "redaction:\n  patterns:\n    ticket: 'TICKET-(\\d+'\n")
+    with pytest.raises(ConfigError, match=r"redaction\.patterns\.ticket: the pattern does not"):
+        config.load(path)
+
+
+def test_unreadable_yaml_names_the_file(tmp_path: Path) -> None:
+    path = write(tmp_path, "index: [unclosed\n")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        config.load(path)
+
+
+def test_env_overrides_beat_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = write(tmp_path, "data_dir: ~/from-file\nsocket: ~/from-file.sock\nlog_level: error\n")
+    monkeypatch.setenv("BACKSCROLL_CONFIG", str(path))
+    cfg = config.load()
+    assert cfg.source == str(path)
+    assert cfg.data_path() == tmp_path / "data"  # BACKSCROLL_HOME from the test fixture
+    monkeypatch.delenv("BACKSCROLL_HOME")
+    assert cfg.data_path() == Path.home() / "from-file"
+    assert cfg.socket_path() == Path.home() / "from-file.sock"
+    monkeypatch.setenv("BACKSCROLL_SOCKET", str(tmp_path / "s.sock"))
+    assert cfg.socket_path() == tmp_path / "s.sock"
+    assert cfg.effective_log_level() == "error"
+    monkeypatch.setenv("BACKSCROLL_LOG_LEVEL", "DEBUG")
+    cfg = config.load()
+    assert cfg.log_level == "debug" and cfg.effective_log_level() == "debug"
+
+
+def test_a_bad_log_level_in_the_environment_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BACKSCROLL_LOG_LEVEL", "loud")
+    with pytest.raises(ConfigError, match=r"\$BACKSCROLL_LOG_LEVEL: 'loud' is not one of"):
+        config.load()
+
+
+def test_a_missing_explicit_config_file_is_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BACKSCROLL_CONFIG", str(tmp_path / "nope.yaml"))
+    with pytest.raises(ConfigError, match="no such config file"):
+        config.load()
+    monkeypatch.delenv("BACKSCROLL_CONFIG")
+    assert config.load().source is None  # the default location may be absent
+
+
+def test_config_check_says_ok_for_a_good_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, "hosts:\n  codex:\n    enabled: false\n")
+    assert cli.main(["config", "check", str(path)]) == 0
+    assert capsys.readouterr().out.strip() == f"ok: {path}"
+    assert cli.main(["config", "check", str(EXAMPLE)]) == 0
+
+
+def test_config_check_lists_every_problem_and_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, "hosts:\n  nosuchhost: {}\nindex:\n  rescan_minutes: often\n")
+    assert cli.main(["config", "check", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("2 problems:")
+    assert f"{path}: hosts.nosuchhost: unknown option" in err
+    assert f"{path}: index.rescan_minutes: expected a whole number" in err
+
+
+def test_config_show_prints_the_effective_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, "limits:\n  max_hits: 25\n")
+    monkeypatch.setenv("BACKSCROLL_CONFIG", str(path))
+    assert cli.main(["config", "show", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["limits"]["max_hits"] == 25
+    assert shown["effective"]["db"] == str(tmp_path / "data" / "index.db")
+    assert shown["effective"]["source"] == str(path)
+    assert cli.main(["config", "show"]) == 0
+    assert yaml.safe_load(capsys.readouterr().out)["limits"]["max_hits"] == 25
