@@ -114,6 +114,14 @@ def status(result: dict[str, Any]) -> str:
     lines.append(f"{'host':<14}{'files':>7}{'sessions':>10}{'turns':>9}")
     for host, e in sorted(result.get("hosts", {}).items()):
         lines.append(f"{host:<14}{e['files']:>7}{e['sessions']:>10}{e['turns']:>9}")
-    for root in result.get("roots", []):
-        lines.append(f"watch {root['mode']:<8} {root['host']:<13} {root['path']}")
+    roots = result.get("roots", [])
+    for root in roots:
+        if root["mode"] != "waiting":
+            lines.append(f"watch {root['mode']:<8} {root['host']:<13} {root['path']}")
+    waiting = sorted({r["host"] for r in roots if r["mode"] == "waiting"})
+    if waiting:
+        lines.append(
+            f"{sum(r['mode'] == 'waiting' for r in roots)} roots do not exist yet and are "
+            f"waited for ({', '.join(waiting)})"
+        )
     return "\n".join(lines)
