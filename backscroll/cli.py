@@ -162,6 +162,7 @@ class _Progress:
 
 
 def _search_params(args: argparse.Namespace) -> dict[str, Any]:
+    limits = _config(args).limits
     project = args.project
     if args.here:
         project = os.getcwd()
@@ -181,10 +182,10 @@ def _search_params(args: argparse.Namespace) -> dict[str, Any]:
             "until": until,
             "session": args.session,
             "any": args.any or None,
-            "limit": args.limit,
+            "limit": args.limit if args.limit is not None else limits.max_hits,
             "context": args.context,
-            "max_turn_chars": args.max_turn_chars,
-            "max_total_chars": args.max_total_chars,
+            "max_turn_chars": args.max_turn_chars or limits.max_turn_chars,
+            "max_total_chars": args.max_total_chars or limits.max_total_chars,
         }.items()
         if v is not None
     }
