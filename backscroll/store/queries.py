@@ -545,3 +545,35 @@ def totals() -> Query:
     for h, n in turns:
         entry(h)["turns"] = n
     return {"hosts": hosts, "last_indexed": iso(last)}
+
+
+def file_report(path: str) -> Query:
+    """One file's saved state and what it holds, for ``backscroll explain`` (None:
+    the file has no row)."""
+    rows = yield (
+        "SELECT id, host, size, position, reader_version, indexed_at, problems, error, missing"
+        " FROM files WHERE path = ?",
+        (path,),
+    )
+    if not rows:
+        return None
+    fid, host, size, position, version, at, problems, error, missing = rows[0]
+    counts = yield ("SELECT count(*), count(DISTINCT session) FROM turns WHERE file = ?", (fid,))
+    sessions = yield (
+        "SELECT s.session_id, s.title FROM sessions s WHERE s.id IN"
+        " (SELECT DISTINCT session FROM turns WHERE file = ?) ORDER BY s.updated_at DESC LIMIT 5",
+        (fid,),
+    )
+    return {
+        "host": host,
+        "size": size,
+        "position": position,
+        "reader_version": version,
+        "indexed_at": iso(at),
+        "problems": problems,
+        "error": error,
+        "missing": bool(missing),
+        "turns": counts[0][0],
+        "sessions": counts[0][1],
+        "session_ids": [{"session": s, "title": t} for s, t in sessions],
+    }

@@ -1,0 +1,143 @@
+"""``backscroll logs``: the daemon's JSON log lines, printed for people.
+
+Sources: a file given with ``--file``; else the journal of the user unit
+(``journalctl --user -u backscroll -o cat``); else launchd's log file
+(``~/Library/Logs/backscroll/backscroll.err.log``). Lines that are not JSON
+(a traceback before logging was set up) are printed as they are.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from collections import deque
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from backscroll.errors import BackscrollError
+
+LEVELS = ("debug", "info", "warning", "error", "critical")
+#: Fields shown in the line's head, or not at all.
+_HEAD = ("ts", "level", "event", "msg", "logger", "traceback")
+#: How often ``-f`` looks for new lines in a file.
+FOLLOW_INTERVAL_S = 0.25
+
+
+def launchd_log() -> Path:
+    return Path.home() / "Library" / "Logs" / "backscroll" / "backscroll.err.log"
+
+
+def format_line(line: str, min_level: str | None = None, raw: bool = False) -> str | None:
+    """The printable form of one log line, or None when it is filtered out."""
+    line = line.rstrip("\n")
+    try:
+        record = json.loads(line)
+    except ValueError:
+        record = None
+    if not isinstance(record, dict):
+        return line
+    level = str(record.get("level", "info")).lower()
+    if min_level and _rank(level) < _rank(min_level):
+        return None
+    if raw:
+        return line
+    event = str(record.get("event", ""))
+    msg = str(record.get("msg", ""))
+    head = f"{record.get('ts', '-')} {level:<7} {event}"
+    if msg and msg.replace(" ", "_") != event:
+        head += f": {msg}"
+    fields = " ".join(f"{k}={_value(v)}" for k, v in record.items() if k not in _HEAD)
+    text = f"{head} {fields}".rstrip()
+    if record.get("traceback"):
+        text += "\n" + "\n".join("    " + t for t in str(record["traceback"]).splitlines())
+    return text
+
+
+def _rank(level: str) -> int:
+    return LEVELS.index(level) if level in LEVELS else 1
+
+
+def _value(v: Any) -> str:
+    text = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+    return json.dumps(text, ensure_ascii=False) if (not text or " " in text) else text
+
+
+def _tail(lines: Iterable[str], n: int | None) -> Iterable[str]:
+    return deque(lines, maxlen=n) if n is not None else lines
+
+
+def _follow_file(fh: IO[str]) -> Iterator[str]:
+    partial = ""
+    while True:
+        chunk = fh.readline()
+        if not chunk:
+            time.sleep(FOLLOW_INTERVAL_S)  # polling a file for -f: not a readiness wait
+            continue
+        partial += chunk
+        if partial.endswith("\n"):
+            yield partial
+            partial = ""
+
+
+def read_file(path: Path, follow: bool, lines: int | None) -> Iterator[str]:
+    try:
+        fh = open(path, encoding="utf-8", errors="replace")  # noqa: SIM115 - closed below
+    except OSError as exc:
+        raise BackscrollError(f"cannot read the log file {path} ({exc.strerror or exc})") from None
+    with fh:
+        yield from _tail(fh, lines)
+        if follow:
+            yield from _follow_file(fh)
+
+
+def read_journal(follow: bool, lines: int | None) -> Iterator[str]:
+    argv = ["journalctl", "--user", "-u", "backscroll", "-o", "cat", "--no-pager"]
+    if follow:
+        argv.append("-f")
+    if lines is not None:
+        argv += ["-n", str(lines)]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, errors="replace")
+    assert proc.stdout is not None
+    try:
+        yield from proc.stdout
+    finally:
+        proc.terminate()
+        proc.wait()
+
+
+def source(file: str | None) -> tuple[str, Path | None]:
+    """("file", path) or ("journal", None); raises when there is nothing to read."""
+    if file:
+        return "file", Path(file).expanduser()
+    if sys.platform == "darwin":
+        return "file", launchd_log()
+    if shutil.which("journalctl"):
+        return "journal", None
+    raise BackscrollError(
+        "no journalctl here and no log file given: the daemon logs JSON lines to stderr; "
+        "redirect them to a file and read it with `backscroll logs --file FILE`"
+    )
+
+
+def show(
+    file: str | None,
+    follow: bool = False,
+    level: str | None = None,
+    raw: bool = False,
+    lines: int | None = None,
+    out: IO[str] | None = None,
+) -> int:
+    out = out or sys.stdout
+    _kind, path = source(file)
+    stream = read_file(path, follow, lines) if path is not None else read_journal(follow, lines)
+    for line in stream:
+        text = format_line(line, level, raw)
+        if text is not None:
+            out.write(text + "\n")
+            if follow:
+                out.flush()
+    return 0
