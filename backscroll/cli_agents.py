@@ -1,7 +1,8 @@
-"""Subcommands registered into the ``backscroll`` parser (see cli.build_parser).
+"""Subcommands for agents: ``backscroll mcp`` and ``backscroll hook <host>``.
 
 Keep this module light: import heavy modules inside the handlers, so that
-``backscroll search`` does not pay for them.
+``backscroll search`` (and the hooks, which run before every prompt) do not pay
+for them.
 """
 
 from __future__ import annotations
@@ -9,7 +10,41 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+HOOK_HOSTS = ("claude-code", "codex", "gemini-cli", "copilot-cli")
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from backscroll import config, mcp_server
+
+    cfg = config.load(Path(args.config) if getattr(args, "config", None) else None)
+    return mcp_server.serve(cfg)
+
+
+def cmd_hook(args: argparse.Namespace) -> int:
+    from backscroll import hook
+
+    return hook.main(args.host, getattr(args, "config", None))
+
 
 def register(sub: Any) -> None:
     """Add this module's subcommands to ``sub`` (an argparse subparsers action)."""
-    _ = (sub, argparse)
+    p = sub.add_parser(
+        "mcp",
+        help="serve the index to coding agents over MCP (stdio)",
+        description="A stdio MCP server with the tools search_history, list_sessions and "
+        "read_session. Register it with your agent, e.g. "
+        "`claude mcp add backscroll -- backscroll mcp`.",
+    )
+    p.set_defaults(func=cmd_mcp)
+
+    p = sub.add_parser(
+        "hook",
+        help="prompt-time hook: add related past turns to the agent's context",
+        description="Reads the host's hook JSON on stdin and, when earlier sessions hold "
+        "turns that match the prompt strongly, prints them as additional context. Prints "
+        "nothing otherwise; always exits 0.",
+    )
+    p.add_argument("host", choices=HOOK_HOSTS, help="the agent host running the hook")
+    p.set_defaults(func=cmd_hook)

@@ -1,0 +1,272 @@
+"""``backscroll hook <host>``: recall related past turns as a prompt is submitted.
+
+The host runs this on every prompt (Claude Code and Codex ``UserPromptSubmit``,
+Gemini CLI ``BeforeAgent``, Copilot CLI ``userPromptSubmitted``) with the hook
+JSON on stdin. We search the index for the prompt's distinctive words, leaving
+out the current session, and when some earlier turn matches strongly we print a
+short, bounded block of recalled excerpts as additional context. Otherwise we
+print nothing.
+
+It must never get in the user's way: any failure prints nothing and exits 0
+(with one JSON log line on stderr), the daemon is asked with a short timeout,
+and without a daemon the index is read directly without re-indexing.
+
+Imports stay minimal (no logging setup, no daemon or store modules unless the
+daemon is not running): this runs before every prompt.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from backscroll import recall
+
+#: At most this many characters of context, far below Claude Code's ~10,000-char
+#: and Codex's ~2,500-token caps: a hint, not a dump.
+MAX_CONTEXT_CHARS = 2500
+MAX_HITS = 3
+EXCERPT_CHARS = 420
+MAX_WORDS = 8
+MIN_WORD_LEN = 3
+#: Seconds for connecting to the daemon and for each read of its answer.
+DAEMON_TIMEOUT = 0.5
+MAX_STDIN_BYTES = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class HookHost:
+    #: The host's event name, echoed in ``hookSpecificOutput.hookEventName``.
+    event: str
+    #: Copilot CLI reads a top-level ``additionalContext``; the others read it
+    #: inside ``hookSpecificOutput`` (a top-level one is dropped by Claude Code).
+    nested: bool = True
+
+
+HOSTS: dict[str, HookHost] = {
+    "claude-code": HookHost("UserPromptSubmit"),
+    "codex": HookHost("UserPromptSubmit"),
+    "gemini-cli": HookHost("BeforeAgent"),
+    "copilot-cli": HookHost("userPromptSubmitted", nested=False),
+}
+
+# Common English and everyday request words: alone they say nothing about which
+# earlier conversation is meant.
+_STOP = """a about above after again all also am an and any are as at be because been before
+being below between both but by can could did do does doing done down during each else even
+every few for from further get gets got had has have having he her here hers him his how i if in
+into is it its itself just let lets like make many may me might more most much must my need no
+nor not now of off on once one only or other our ours out over own please same see she should
+so some such than thank thanks that the their theirs them then there these they thing things
+this those through to too try under until up us use used using very want was way we well were
+what when where which while who whom why will with would yes yet you your yours
+add fix run new now also okay ok sure hey hi hello again still look show tell give go going
+check work working works change changes something anything everything really actually maybe
+think know good great right wrong next last first time file files code line lines""".split()  # noqa: SIM905 - a word list reads better as prose
+STOPWORDS = frozenset(_STOP)
+_WORD = re.compile(r"[^\W_]+")
+
+
+def keywords(prompt: str) -> list[str]:
+    """The prompt's distinctive words: no stopwords, no short words or bare numbers,
+    each once, at most MAX_WORDS of them (the longest, kept in prompt order)."""
+    seen: dict[str, int] = {}
+    for m in _WORD.finditer(prompt):
+        word = m.group(0).lower()
+        if len(word) < MIN_WORD_LEN or word.isdigit() or word in STOPWORDS or word in seen:
+            continue
+        seen[word] = len(seen)
+    longest = sorted(seen, key=lambda w: (-len(w), seen[w]))[:MAX_WORDS]
+    return sorted(longest, key=seen.__getitem__)
+
+
+def _term_of(word: str, terms: list[str]) -> str | None:
+    """The query term a matched word stands for (FTS5 matches stems: the
+    longest shared prefix wins, at least 4 letters or the whole shorter word)."""
+    best, best_len = None, 0
+    for term in terms:
+        n = 0
+        for a, b in zip(word, term, strict=False):
+            if a != b:
+                break
+            n += 1
+        if n >= min(4, len(word), len(term)) and n > best_len:
+            best, best_len = term, n
+    return best
+
+
+def matched_terms(hit: Mapping[str, Any], terms: list[str]) -> set[str]:
+    text = str(hit.get("excerpt") or "")
+    found: set[str] = set()
+    for start, end in hit.get("matches") or []:
+        term = _term_of(text[start:end].lower(), terms)
+        if term:
+            found.add(term)
+    return found
+
+
+def needed(terms: list[str]) -> int:
+    """Distinct prompt words an earlier turn must contain to count as related.
+
+    bm25 scores depend on the size and make-up of each index, so a fixed score
+    threshold would mean different things on different machines; the number of
+    distinct prompt words a turn shares does not. One shared word is what any
+    any-word search returns for any common word, so never recall on one. Two
+    distinctive words in the same turn rarely meet by chance in a short prompt;
+    a long prompt (5+ distinctive words) offers more pairs to meet by chance, so it
+    needs three.
+    """
+    return 2 if len(terms) <= 4 else 3
+
+
+def strong_hits(
+    result: Mapping[str, Any], terms: list[str], cwd: str | None
+) -> list[dict[str, Any]]:
+    """The hits worth showing, best first, one per session, at most MAX_HITS."""
+    need = needed(terms)
+    scored: list[tuple[int, int, int, dict[str, Any]]] = []
+    for rank, hit in enumerate(result.get("hits") or []):
+        found = matched_terms(hit, terms)
+        if len(found) >= need:
+            here = 0 if cwd and hit.get("project") == cwd.rstrip("/") else 1
+            scored.append((-len(found), here, rank, {**hit, "_terms": sorted(found)}))
+    scored.sort(key=lambda s: s[:3])
+    out: list[dict[str, Any]] = []
+    sessions: set[str] = set()
+    for *_key, hit in scored:
+        if hit.get("session_id") in sessions:
+            continue
+        sessions.add(str(hit.get("session_id")))
+        out.append(hit)
+        if len(out) == MAX_HITS:
+            break
+    return out
+
+
+def context_block(hits: list[dict[str, Any]], caller: str | None) -> str:
+    """The framed recall, at most MAX_CONTEXT_CHARS characters."""
+    head = [
+        recall.HEADER,
+        f"backscroll found {len(hits)} earlier turn(s) that share words with this prompt; "
+        "use them only if they help. More: the backscroll search_history tool, or "
+        "`backscroll search <words>`.",
+    ]
+    used = sum(len(h) + 1 for h in head) + len(recall.FOOTER) + 2
+    body: list[str] = []
+    for hit in hits:
+        block = recall.hit_block(hit, caller, EXCERPT_CHARS)
+        if used + len(block) + 2 > MAX_CONTEXT_CHARS:
+            room = MAX_CONTEXT_CHARS - used - 2 - 20
+            if body or room < 200:
+                break
+            block = block[:room].rstrip() + " […cut]"
+        body.append(block)
+        used += len(block) + 2
+    return "\n".join([*head, "", "\n\n".join(body), recall.FOOTER])
+
+
+def output(host: str, text: str) -> str:
+    spec = HOSTS[host]
+    if spec.nested:
+        body: dict[str, Any] = {
+            "hookSpecificOutput": {"hookEventName": spec.event, "additionalContext": text}
+        }
+    else:
+        body = {"additionalContext": text}
+    return json.dumps(body, ensure_ascii=False)
+
+
+Search = Callable[[dict[str, Any]], Mapping[str, Any] | None]
+
+
+def respond(host: str, payload: Any, search: Search, env: Mapping[str, str]) -> str:
+    """What to print for one hook call ("" for nothing)."""
+    if not isinstance(payload, dict):
+        raise ValueError("the hook input is not a JSON object")
+    prompt = payload.get("prompt")
+    if not isinstance(prompt, str) or not prompt.strip():
+        return ""
+    session = payload.get("session_id") or payload.get("sessionId")
+    caller = session if isinstance(session, str) and session else recall.caller_session(env)
+    cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
+    terms = keywords(prompt)
+    if len(terms) < 2:
+        return ""
+    params: dict[str, Any] = {
+        "query": " ".join(terms),
+        "any": True,
+        "fallback": False,
+        "limit": 12,
+        # Whole turns (nearly), so every matched word is seen when counting them.
+        "max_turn_chars": 4000,
+        "max_total_chars": 60000,
+    }
+    if caller:
+        params["exclude_session"] = caller
+    result = search(params)
+    if not result:
+        return ""
+    hits = strong_hits(result, terms, cwd)
+    if not hits:
+        return ""
+    return output(host, context_block(hits, caller))
+
+
+def search_index(config_path: str | None) -> Search:
+    """Ask the daemon (short timeout); without one, read the index directly,
+    without indexing first."""
+
+    def search(params: dict[str, Any]) -> Mapping[str, Any] | None:
+        from pathlib import Path
+
+        from backscroll import config as config_mod
+        from backscroll.client import try_connect
+
+        cfg = config_mod.load(Path(config_path) if config_path else None)
+        client = try_connect(cfg.socket_path(), DAEMON_TIMEOUT)
+        if client is not None:
+            with client:
+                try:
+                    result: Mapping[str, Any] = client.call("search", params)
+                except Exception:  # a daemon that fails or is slow: read the index instead
+                    pass
+                else:
+                    return result
+        from backscroll import direct
+
+        answer: Mapping[str, Any] | None = direct.query_readonly(cfg, "search", params)
+        return answer
+
+    return search
+
+
+def main(host: str, config_path: str | None = None) -> int:
+    """Run the hook; always exits 0 (a recall hook must never block a prompt)."""
+    import os
+
+    start = time.monotonic()
+    try:
+        raw = sys.stdin.buffer.read(MAX_STDIN_BYTES)
+        payload = json.loads(raw)
+        text = respond(host, payload, search_index(config_path), os.environ)
+        if text:
+            sys.stdout.write(text + "\n")
+            sys.stdout.flush()
+    except Exception as exc:  # never fail the user's prompt
+        line = {
+            "level": "warning",
+            "event": "hook_error",
+            "host": host,
+            "error": repr(exc)[:500],
+            "ms": round((time.monotonic() - start) * 1000, 1),
+            "hint": "the prompt went on without recall; run `backscroll doctor` if this repeats",
+        }
+        with contextlib.suppress(Exception):
+            sys.stderr.write(json.dumps(line) + "\n")
+    return 0
