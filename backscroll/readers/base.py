@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any, ClassVar, Protocol
+from typing import IO, Any, ClassVar, Protocol, TypeGuard
 
 from backscroll.model import Cursor, Kind, Problem, ReaderOptions, ReadResult
 
@@ -351,6 +351,23 @@ def resume_in(project: str | None, *command: str) -> str:
     if project:
         return f"cd {shlex.quote(project)} && {cmd}"
     return cmd
+
+
+#: Ids trusted as keys (real ones are UUIDs or similar; trimmed fixtures are not).
+_REAL_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
+_WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
+
+
+def looks_like_id(value: object) -> TypeGuard[str]:
+    """True for a string that looks like a host's real id (safe to use as a key)."""
+    return isinstance(value, str) and _REAL_ID.match(value) is not None
+
+
+def is_absolute_path(value: Any) -> bool:
+    """A POSIX or Windows absolute path (guards against placeholder cwds)."""
+    if not isinstance(value, str) or not value:
+        return False
+    return value.startswith(("/", "\\\\")) or _WINDOWS_DRIVE.match(value) is not None
 
 
 def first_line_title(text: str, limit: int = 80) -> str:

@@ -23,7 +23,9 @@ from backscroll.readers.base import (
     clean_text,
     content_key,
     first_line_title,
+    is_absolute_path,
     is_external_tool,
+    looks_like_id,
     next_line_number,
     parse_time,
     resume_in,
@@ -58,16 +60,7 @@ _WRAPPERS = (
 )
 #: Written by the harness into the user's turn when the person pressed Esc.
 _INTERRUPTED = re.compile(r"^\[Request interrupted by user[^\]]*\]$")
-#: Entry ids we trust as keys (real ones are UUIDs; trimmed fixtures are not).
-_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 _VERSION = re.compile(r"^(\d+)\.\d+")
-
-
-def is_absolute_path(value: Any) -> bool:
-    """A POSIX or Windows absolute path (guards against placeholder cwds)."""
-    if not isinstance(value, str) or not value:
-        return False
-    return value.startswith(("/", "\\\\")) or re.match(r"^[A-Za-z]:[\\/]", value) is not None
 
 
 def user_text(raw: str) -> str | None:
@@ -340,7 +333,7 @@ class _Parser:
 
     def entry_key(self, obj: dict[str, Any], offset: int) -> str:
         uuid = obj.get("uuid")
-        base = uuid if isinstance(uuid, str) and _ID.match(uuid) else f"o:{offset}"
+        base = uuid if looks_like_id(uuid) else f"o:{offset}"
         return f"{self.file.key_prefix}{base}"
 
     def add(

@@ -41,7 +41,9 @@ from backscroll.readers.base import (
     clean_text,
     content_key,
     first_line_title,
+    is_absolute_path,
     is_external_tool,
+    looks_like_id,
     next_line_number,
     parse_lines,
     parse_time,
@@ -56,18 +58,11 @@ PENDING_MEMORY = 16
 _TITLE_INDEX, _TITLE_EVENT, _TITLE_PROMPT = 3, 2, 1
 _ROLLOUT = re.compile(r"^rollout-.*\.(jsonl|jsonl\.zst|json)$")
 _UUID = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$", re.I)
-_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 #: Context Codex injects as "user" messages; never typed by the person.
 _INJECTED = ("<environment_context>", "<user_instructions>", "# AGENTS.md", "<turn_aborted>")
 _LEADING_TAG = re.compile(r"^<[A-Za-z_][\w-]*>")
 _ENV_CWD = re.compile(r"<cwd>(.*?)</cwd>", re.DOTALL)
 _INJECTED_KINDS = {"user_instructions", "environment_context"}
-
-
-def is_absolute_path(value: Any) -> bool:
-    if not isinstance(value, str) or not value:
-        return False
-    return value.startswith(("/", "\\\\")) or re.match(r"^[A-Za-z]:[\\/]", value) is not None
 
 
 def codex_home_of(path: Path) -> Path | None:
@@ -282,7 +277,7 @@ class CodexReader(BaseReader):
 
 def _document_key(item: dict[str, Any], index: int) -> str:
     item_id = item.get("id")
-    if isinstance(item_id, str) and _ID.match(item_id):
+    if looks_like_id(item_id):
         return item_id
     return f"i{index}:{content_key(json.dumps(item.get('content'), sort_keys=True))}"
 
@@ -350,7 +345,7 @@ class _Parser:
         if state.session_id is not None:
             return  # a fork / sub-agent repeats its parent's meta later on
         sid = payload.get("id")
-        if isinstance(sid, str) and _ID.match(sid):
+        if looks_like_id(sid):
             state.session_id = sid
         else:
             state.session_id = self.file_session_id()
