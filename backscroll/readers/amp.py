@@ -23,18 +23,15 @@ from backscroll.readers.base import (
     BaseReader,
     HostEnv,
     block_texts,
+    calls_external_tool,
     clean_text,
     content_key,
     first_line_title,
-    is_external_tool,
     parse_time,
     read_json_document,
     resume_in,
 )
 from backscroll.readers.continue_dev import path_from_uri
-
-#: Amp's web tools that ``is_external_tool`` does not recognise by name.
-_WEB_TOOLS = frozenset({"read_web_page"})
 
 
 def _project(doc: dict[str, Any]) -> str | None:
@@ -44,17 +41,6 @@ def _project(doc: dict[str, Any]) -> str | None:
     if isinstance(trees, list) and trees and isinstance(trees[0], dict):
         return path_from_uri(trees[0].get("uri"))
     return None
-
-
-def _calls_external_tool(content: Any) -> bool:
-    if not isinstance(content, list):
-        return False
-    for block in content:
-        if isinstance(block, dict) and block.get("type") == "tool_use":
-            name = str(block.get("name") or "")
-            if is_external_tool(name) or name in _WEB_TOOLS:
-                return True
-    return False
 
 
 class AmpReader(BaseReader):
@@ -103,7 +89,7 @@ class AmpReader(BaseReader):
                 first_prompt = first_prompt or text
             # An assistant message's text precedes its tool calls; only later text is tainted.
             after_external = tainted
-            if role == "assistant" and _calls_external_tool(content):
+            if role == "assistant" and calls_external_tool(content):
                 tainted = True
             if not text:
                 continue

@@ -389,9 +389,49 @@ _EXTERNAL_TOOL = re.compile(
 )
 
 
-def is_external_tool(name: str | None) -> bool:
+#: Tools named too plainly for the pattern above that still bring outside content
+#: in: Crush's ``fetch``, ``agentic_fetch``, ``download`` and ``sourcegraph``,
+#: OpenCode's ``codesearch`` (Exa's hosted code search), Hermes' ``web_extract``
+#: and ``web_crawl``, Amp's ``read_web_page``, Continue's ``search_web``. Also
+#: matched as the last part of an MCP-style name (Goose's ``fetch__fetch``,
+#: Claude Code's ``mcp__fetch__fetch``).
+_EXTERNAL_NAMES = frozenset(
+    {
+        "fetch",
+        "agentic_fetch",
+        "download",
+        "sourcegraph",
+        "codesearch",
+        "web_extract",
+        "web_crawl",
+        "read_web_page",
+        "search_web",
+        "builtin_search_web",
+    }
+)
+
+
+def is_external_tool(name: object) -> bool:
     """True for tool names that read untrusted content from outside the machine."""
-    return bool(name) and _EXTERNAL_TOOL.search(name or "") is not None
+    if not isinstance(name, str) or not name:
+        return False
+    return (
+        _EXTERNAL_TOOL.search(name) is not None
+        or name.rsplit("__", 1)[-1].lower() in _EXTERNAL_NAMES
+    )
+
+
+def calls_external_tool(content: Any, block_type: str = "tool_use") -> bool:
+    """True when a list of content blocks holds a tool call (a ``block_type``
+    block) whose ``name`` is an external tool."""
+    if not isinstance(content, list):
+        return False
+    return any(
+        isinstance(block, dict)
+        and block.get("type") == block_type
+        and is_external_tool(block.get("name"))
+        for block in content
+    )
 
 
 def read_json_document(path: Path, max_bytes: int = 256 * 1024 * 1024) -> Any:

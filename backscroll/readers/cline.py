@@ -25,10 +25,10 @@ from backscroll.model import Cursor, Problem, ReaderOptions, ReadResult, Role, S
 from backscroll.readers.base import (
     HostEnv,
     block_texts,
+    calls_external_tool,
     clean_text,
     content_key,
     first_line_title,
-    is_external_tool,
     parse_time,
     read_json_document,
 )
@@ -141,10 +141,8 @@ def _read_cli(path: Path) -> ReadResult:
         # The text of an assistant message precedes its tool calls: the calls
         # taint what the assistant writes after their results, not this text.
         after_external = tainted
-        if role == "assistant" and isinstance(content, list):
-            for block in content:
-                if isinstance(block, dict) and block.get("type") == "tool_use":
-                    tainted = tainted or is_external_tool(str(block.get("name") or ""))
+        if role == "assistant" and calls_external_tool(content):
+            tainted = True
         if not text:
             continue  # system prompt, tool results, thinking, images
         message_id = msg.get("id")

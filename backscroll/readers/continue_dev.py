@@ -40,8 +40,6 @@ from backscroll.readers.base import (
 _INDEX = "sessions.json"
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
 _PLACEHOLDER_TITLES = frozenset({"", "New Session"})
-#: Continue's built-in web tools not caught by ``is_external_tool``.
-_WEB_TOOLS = frozenset({"search_web", "builtin_search_web"})
 
 
 def path_from_uri(value: Any) -> str | None:
@@ -137,7 +135,7 @@ class ContinueReader(BaseReader):
                     )
                 if role == "assistant":
                     names = _tool_names(message)
-                    if any(is_external_tool(n) or n in _WEB_TOOLS for n in names):
+                    if any(is_external_tool(n) for n in names):
                         tainted = True
             summary = item.get("conversationSummary")
             if isinstance(summary, str) and clean_text(summary):

@@ -33,9 +33,6 @@ from backscroll.store.hosts import crush as q
 
 DB_NAME = "crush.db"
 REGISTRY = "projects.json"
-#: Crush's tools that bring outside content in (``is_external_tool`` misses
-#: ``fetch``, ``agentic_fetch``, ``download`` and ``sourcegraph``).
-EXTERNAL_TOOLS = frozenset({"fetch", "agentic_fetch", "download", "sourcegraph"})
 BATCH = 64
 STATE_VERSION = 1
 
@@ -165,7 +162,7 @@ def session_turns(
         text_tainted = False
         for part in parts:
             kind, data = _part(part)
-            if kind == "tool_call" and _external(data.get("name")):
+            if kind == "tool_call" and is_external_tool(data.get("name")):
                 tainted = True
             elif kind == "text" and isinstance(data.get("text"), str):
                 text = clean_text(data["text"])
@@ -197,10 +194,6 @@ def _part(part: Any) -> tuple[str | None, dict[str, Any]]:
         return None, {}
     data = part.get("data")
     return part.get("type"), data if isinstance(data, dict) else {}
-
-
-def _external(name: Any) -> bool:
-    return isinstance(name, str) and (name in EXTERNAL_TOOLS or is_external_tool(name))
 
 
 def _registry(path: Path) -> Iterator[tuple[str | None, Path]]:

@@ -35,9 +35,9 @@ from backscroll.readers.base import (
     BaseReader,
     HostEnv,
     block_texts,
+    calls_external_tool,
     clean_text,
     first_line_title,
-    is_external_tool,
     next_line_number,
     tail_jsonl,
 )
@@ -60,17 +60,6 @@ def _user_prompt(content: Any) -> str:
     if queries:
         return clean_text("\n\n".join(q.strip() for q in queries))
     return clean_text(_INJECTED.sub("", joined))
-
-
-def _external_tool_used(content: Any) -> bool:
-    if not isinstance(content, list):
-        return False
-    return any(
-        isinstance(block, dict)
-        and block.get("type") == "tool_use"
-        and is_external_tool(block.get("name"))
-        for block in content
-    )
 
 
 def _identity(path: Path) -> tuple[str, str | None]:
@@ -137,7 +126,7 @@ class CursorAgentReader(BaseReader):
             elif obj.get("role") == "assistant":
                 role, turn_tainted = "assistant", tainted
                 text = clean_text("\n\n".join(block_texts(content)))
-                tainted = tainted or _external_tool_used(content)
+                tainted = tainted or calls_external_tool(content)
             if role is None or not text:
                 continue
             turns.append(

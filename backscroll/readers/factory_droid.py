@@ -33,9 +33,9 @@ from backscroll.readers.base import (
     BaseReader,
     HostEnv,
     block_texts,
+    calls_external_tool,
     clean_text,
     first_line_title,
-    is_external_tool,
     next_line_number,
     parse_time,
     resume_in,
@@ -48,17 +48,6 @@ _INJECTED = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL | re
 def _prose(content: Any) -> str:
     texts = (_INJECTED.sub("", text) for text in block_texts(content))
     return clean_text("\n\n".join(t.strip() for t in texts if t.strip()))
-
-
-def _external_tool_used(content: Any) -> bool:
-    if not isinstance(content, list):
-        return False
-    return any(
-        isinstance(block, dict)
-        and block.get("type") == "tool_use"
-        and is_external_tool(block.get("name"))
-        for block in content
-    )
 
 
 class FactoryDroidReader(BaseReader):
@@ -128,7 +117,7 @@ class FactoryDroidReader(BaseReader):
                             title, titled = first_line_title(text), "prompt"
                 elif message.get("role") == "assistant":
                     role, text, turn_tainted = "assistant", _prose(content), tainted
-                    tainted = tainted or _external_tool_used(content)
+                    tainted = tainted or calls_external_tool(content)
             elif kind == "compaction_state":
                 summary = obj.get("summaryText")
                 role, text = "summary", clean_text(summary) if isinstance(summary, str) else ""

@@ -58,8 +58,6 @@ from backscroll.store.foreign import open_readonly
 from backscroll.store.hosts import goose as goose_sql
 
 DB_NAME = "sessions.db"
-#: Bare tool names (after Goose's ``extension__`` prefix) that read outside content.
-_EXTERNAL_BARE_NAMES = frozenset({"fetch", "web_search", "search_web"})
 #: Session types that are not conversations a person had.
 _HIDDEN_TYPES = frozenset({"hidden"})
 _SUBAGENT_TYPES = frozenset({"sub_agent", "subagent"})
@@ -120,12 +118,6 @@ def _tool_name(item: Any) -> str | None:
     return name if isinstance(name, str) else None
 
 
-def _external(name: str | None) -> bool:
-    if not name:
-        return False
-    return is_external_tool(name) or name.rsplit("__", 1)[-1] in _EXTERNAL_BARE_NAMES
-
-
 def _is_summary_continuation(message: _Message | None) -> bool:
     """The agent-only assistant note Goose appends right after a compaction summary."""
     if message is None or message.role != "assistant" or message.user_visible:
@@ -157,7 +149,7 @@ def _turns(session_id: str, messages: Sequence[_Message], subagent: bool) -> Ite
             continue
         j = 0
         for item in msg.content:
-            if _external(_tool_name(item)):
+            if is_external_tool(_tool_name(item)):
                 tainted = True
             texts = _texts([item])
             if texts:

@@ -30,8 +30,6 @@ from backscroll.store.foreign import open_readonly
 from backscroll.store.hosts import hermes as q
 
 DB_NAME = "state.db"
-#: Hermes tools that bring outside content in that ``is_external_tool`` misses.
-EXTERNAL_TOOLS = frozenset({"web_extract", "web_crawl"})
 #: Openings of the background-review prompts Hermes persisted into real sessions
 #: (hermes_state.py ``_REVIEW_HARNESS_PREFIXES``).
 HARNESS_PREFIXES = (
@@ -159,9 +157,9 @@ def session_turns(
                         tainted=tainted,
                     )
                 )
-            if any(_external(name) for name in _call_names(message, problems)):
+            if any(is_external_tool(name) for name in _call_names(message, problems)):
                 tainted = True
-        elif message.role == "tool" and _external(message.tool_name):
+        elif message.role == "tool" and is_external_tool(message.tool_name):
             tainted = True
     return turns
 
@@ -175,10 +173,6 @@ def workdir(messages: list[q.MessageRow]) -> str | None:
                 if isinstance(value, str) and (value.startswith(("/", "~")) or value[1:3] == ":\\"):
                     return value
     return None
-
-
-def _external(name: Any) -> bool:
-    return isinstance(name, str) and (name in EXTERNAL_TOOLS or is_external_tool(name))
 
 
 def _calls(message: q.MessageRow, problems: list[Problem] | None = None) -> list[dict[str, Any]]:

@@ -40,9 +40,6 @@ from backscroll.readers.base import (
 from backscroll.store.foreign import open_readonly
 from backscroll.store.hosts import opencode as q
 
-#: OpenCode tools that bring outside content in but that ``is_external_tool`` misses
-#: (``codesearch`` queries Exa's hosted code search).
-EXTERNAL_TOOLS = frozenset({"codesearch"})
 #: Sessions read per read transaction, so the host is never held up for long.
 BATCH = 64
 STATE_VERSION = 1
@@ -331,7 +328,7 @@ def session_turns(session_id: str, messages: Iterable[Message], subagent: bool) 
                     )
         elif role == "assistant":
             for pid, part in message.parts:
-                if part.get("type") == "tool" and _external(part.get("tool")):
+                if part.get("type") == "tool" and is_external_tool(part.get("tool")):
                     tainted = True
                     continue
                 text = _prose(part)
@@ -356,10 +353,6 @@ def _prose(part: Mapping[str, Any]) -> str:
         return ""
     text = part.get("text")
     return clean_text(text) if isinstance(text, str) else ""
-
-
-def _external(tool: Any) -> bool:
-    return isinstance(tool, str) and (tool in EXTERNAL_TOOLS or is_external_tool(tool))
 
 
 # ---------------------------------------------------------------------- parsing

@@ -31,6 +31,7 @@ from backscroll.readers.base import (
     BaseReader,
     HostEnv,
     block_texts,
+    calls_external_tool,
     clean_text,
     first_line_title,
     is_external_tool,
@@ -138,7 +139,7 @@ class PiReader(BaseReader):
                         "\n\n".join(block_texts(content)),
                         tainted,
                     )
-                    tainted = tainted or _calls_external_tool(content)
+                    tainted = tainted or calls_external_tool(content, "toolCall")
                 elif message.get("role") == "toolResult":
                     tainted = tainted or is_external_tool(message.get("toolName"))
             elif kind in ("compaction", "branch_summary"):
@@ -188,14 +189,3 @@ class PiReader(BaseReader):
             replace=prev is None,
             problems=(*tail.problems, *problems),
         )
-
-
-def _calls_external_tool(content: Any) -> bool:
-    if not isinstance(content, list):
-        return False
-    return any(
-        isinstance(block, dict)
-        and block.get("type") == "toolCall"
-        and is_external_tool(block.get("name"))
-        for block in content
-    )

@@ -58,8 +58,6 @@ from backscroll.store.hosts import zed as zed_sql
 DB_NAME = "threads.db"
 CURRENT_VERSION = "0.3.0"
 LEGACY_VERSIONS = frozenset({"0.1.0", "0.2.0"})
-#: Zed's own tools that bring outside content in (crates/agent/src/tools).
-_ZED_EXTERNAL_TOOLS = frozenset({"fetch", "web_search"})
 _MAX_THREAD_BYTES = 256 * 1024 * 1024
 
 
@@ -239,7 +237,7 @@ def _current_turns(thread_id: str, doc: dict[str, Any], subagent: bool) -> Itera
                             thread_id, key, "assistant", text, i * 1000 + j, tainted, subagent
                         )
                 elif isinstance(item.get("ToolUse"), dict):
-                    tainted = tainted or _external(item["ToolUse"].get("name"))
+                    tainted = tainted or is_external_tool(item["ToolUse"].get("name"))
     yield from _summary(thread_id, doc.get("detailed_summary"), subagent)
 
 
@@ -283,7 +281,7 @@ def _legacy_turns(thread_id: str, doc: dict[str, Any], subagent: bool) -> Iterat
         tool_uses = message.get("tool_uses")
         for use in tool_uses if isinstance(tool_uses, list) else []:
             if isinstance(use, dict):
-                tainted = tainted or _external(use.get("name"))
+                tainted = tainted or is_external_tool(use.get("name"))
     state = doc.get("detailed_summary_state")
     generated = state.get("Generated") if isinstance(state, dict) else None
     if isinstance(generated, dict):
@@ -299,10 +297,6 @@ def _summary(thread_id: str, value: Any, subagent: bool) -> Iterator[Turn]:
 
 def _pos_key(i: int, j: int, text: str) -> str:
     return f"{i}.{j}:{content_key(text)}"
-
-
-def _external(name: Any) -> bool:
-    return isinstance(name, str) and (name in _ZED_EXTERNAL_TOOLS or is_external_tool(name))
 
 
 def _project(paths: str | None, order: str | None) -> str | None:
