@@ -32,7 +32,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from backscroll.store import schema  # noqa: E402
+from backscroll.store import schema
 
 ARMS = ("no-retry", "retry")
 

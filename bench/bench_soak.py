@@ -104,9 +104,7 @@ def main(argv: list[str] | None = None) -> int:
                 with open(path, "a", encoding="utf-8") as fh:
                     fh.write(line)
                 appended += 1
-                if cold_done_at is None and watcher.call("status", {})["daemon"][
-                    "cold_index_done"
-                ]:
+                if cold_done_at is None and watcher.call("status", {})["daemon"]["cold_index_done"]:
                     cold_done_at, rss_cold = time.time(), d.rss_kb()
                 time.sleep(0.05)  # the writer's pace
             results = [out.get() for _ in procs]
