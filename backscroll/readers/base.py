@@ -353,6 +353,17 @@ def resume_in(project: str | None, *command: str) -> str:
     return cmd
 
 
+def tag_blocks(
+    *tags: str, ignore_case: bool = False, trailing_space: bool = False
+) -> re.Pattern[str]:
+    """A pattern for whole ``<tag>...</tag>`` blocks of any of ``tags``: context a
+    harness injects into a prompt (``<system-reminder>``), to ``.sub("", text)`` away.
+    ``trailing_space`` also takes the white space after a block."""
+    names = "|".join(re.escape(tag) for tag in tags)
+    flags = re.DOTALL | (re.IGNORECASE if ignore_case else 0)
+    return re.compile(rf"<({names})>.*?</\1>" + (r"\s*" if trailing_space else ""), flags)
+
+
 #: Ids trusted as keys (real ones are UUIDs or similar; trimmed fixtures are not).
 _REAL_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 _WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:[\\/]")

@@ -29,6 +29,7 @@ from backscroll.readers.base import (
     next_line_number,
     parse_time,
     resume_in,
+    tag_blocks,
     tail_jsonl,
 )
 
@@ -43,8 +44,8 @@ _TITLE_RANKS = {"custom-title": 4, "ai-title": 3, "summary": 2}
 _TITLE_FIELDS = {"custom-title": "customTitle", "ai-title": "aiTitle", "summary": "summary"}
 _PROMPT_RANK = 1
 
-_STRIPPED_BLOCKS = re.compile(
-    r"<(system-reminder|ide_opened_file|ide_selection)>.*?</\1>\s*", re.DOTALL
+_STRIPPED_BLOCKS = tag_blocks(
+    "system-reminder", "ide_opened_file", "ide_selection", trailing_space=True
 )
 _WRAPPERS = (
     "<command-name>",

@@ -39,6 +39,7 @@ from backscroll.readers.base import (
     clean_text,
     first_line_title,
     next_line_number,
+    tag_blocks,
     tail_jsonl,
 )
 
@@ -46,10 +47,16 @@ MTIME_NOTE = "timestamp is the file's modification time"
 
 _QUERY = re.compile(r"<user_query>(.*?)</user_query>", re.DOTALL)
 # Context cursor-agent wraps around a prompt when there is no <user_query>.
-_INJECTED = re.compile(
-    r"<(user_info|attached_files|additional_data|system_reminder|system-reminder|rules|"
-    r"open_and_recently_viewed_files|git_status|terminal_files_information)>.*?</\1>",
-    re.DOTALL,
+_INJECTED = tag_blocks(
+    "user_info",
+    "attached_files",
+    "additional_data",
+    "system_reminder",
+    "system-reminder",
+    "rules",
+    "open_and_recently_viewed_files",
+    "git_status",
+    "terminal_files_information",
 )
 
 

@@ -15,7 +15,6 @@ undocumented), so no file is reported unsupported.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -39,10 +38,11 @@ from backscroll.readers.base import (
     next_line_number,
     parse_time,
     resume_in,
+    tag_blocks,
     tail_jsonl,
 )
 
-_INJECTED = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL | re.IGNORECASE)
+_INJECTED = tag_blocks("system-reminder", ignore_case=True)
 
 
 def _prose(content: Any) -> str:
