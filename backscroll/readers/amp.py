@@ -28,10 +28,10 @@ from backscroll.readers.base import (
     content_key,
     first_line_title,
     parse_time,
+    path_from_uri,
     read_json_document,
     resume_in,
 )
-from backscroll.readers.continue_dev import path_from_uri
 
 
 def _project(doc: dict[str, Any]) -> str | None:
@@ -39,7 +39,7 @@ def _project(doc: dict[str, Any]) -> str | None:
     initial = env.get("initial") if isinstance(env, dict) else None
     trees = initial.get("trees") if isinstance(initial, dict) else None
     if isinstance(trees, list) and trees and isinstance(trees[0], dict):
-        return path_from_uri(trees[0].get("uri"))
+        return path_from_uri(trees[0].get("uri"), plain_paths=True)
     return None
 
 

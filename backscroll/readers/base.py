@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any, ClassVar, Protocol, TypeGuard
+from urllib.parse import unquote, urlsplit
 
 from backscroll.model import Cursor, Kind, Problem, ReaderOptions, ReadResult
 
@@ -367,6 +368,7 @@ def tag_blocks(
 #: Ids trusted as keys (real ones are UUIDs or similar; trimmed fixtures are not).
 _REAL_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 _WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
+_DRIVE_IN_URI = re.compile(r"^/[A-Za-z]:")
 
 
 def looks_like_id(value: object) -> TypeGuard[str]:
@@ -379,6 +381,22 @@ def is_absolute_path(value: Any) -> bool:
     if not isinstance(value, str) or not value:
         return False
     return value.startswith(("/", "\\\\")) or _WINDOWS_DRIVE.match(value) is not None
+
+
+def path_from_uri(value: object, *, plain_paths: bool = False) -> str | None:
+    """The path of a ``file://`` or ``vscode-remote://<authority>/<path>`` URI
+    (``file:///c%3A/x`` gives ``c:/x``); None for anything else. With
+    ``plain_paths``, a string that is not a ``file://`` URI is taken as a path as
+    it is (hosts that store either)."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    if plain_paths and not value.startswith("file://"):
+        return value
+    parts = urlsplit(value)
+    if parts.scheme not in ("file", "vscode-remote") or not parts.path:
+        return None
+    path = unquote(parts.path)
+    return path[1:] if _DRIVE_IN_URI.match(path) else path  # file:///c:/... on Windows
 
 
 def first_line_title(text: str, limit: int = 80) -> str:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 from typing import Any, ClassVar
-from urllib.parse import unquote, urlparse
 
 from backscroll.model import Cursor, Kind, Problem, ReaderOptions, ReadResult, Role, Session, Turn
 from backscroll.readers.base import (
@@ -33,6 +32,7 @@ from backscroll.readers.base import (
     first_line_title,
     is_external_tool,
     parse_time,
+    path_from_uri,
     read_json_document,
     resume_in,
 )
@@ -40,18 +40,6 @@ from backscroll.readers.base import (
 _INDEX = "sessions.json"
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
 _PLACEHOLDER_TITLES = frozenset({"", "New Session"})
-
-
-def path_from_uri(value: Any) -> str | None:
-    """A filesystem path from a plain path or a ``file://`` URI."""
-    if not isinstance(value, str) or not value.strip():
-        return None
-    if value.startswith("file://"):
-        path = unquote(urlparse(value).path)
-        if re.match(r"^/[A-Za-z]:/", path):  # file:///c:/Users/... on Windows
-            path = path[1:]
-        return path or None
-    return value
 
 
 def _tool_names(message: dict[str, Any]) -> list[str]:
@@ -152,7 +140,7 @@ class ContinueReader(BaseReader):
         title = doc.get("title")
         if not isinstance(title, str) or title.strip() in _PLACEHOLDER_TITLES:
             title = first_line_title(first_prompt) if first_prompt else None
-        project = path_from_uri(doc.get("workspaceDirectory"))
+        project = path_from_uri(doc.get("workspaceDirectory"), plain_paths=True)
         session = Session(
             sid,
             project=project,

@@ -38,7 +38,6 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
-from urllib.parse import unquote, urlsplit
 
 from backscroll.model import (
     Cursor,
@@ -58,6 +57,7 @@ from backscroll.readers.base import (
     first_line_title,
     is_external_tool,
     parse_time,
+    path_from_uri,
 )
 from backscroll.store.foreign import open_readonly
 from backscroll.store.hosts import cursor as cursor_sql
@@ -314,7 +314,7 @@ def _bubble_project(bubbles: Iterator[Any]) -> str | None:
         if isinstance(direct, str) and direct.strip():
             return direct.strip()
         for uri in _json_list(bubble.get("workspaceUris")):
-            path = _uri_path(uri) if isinstance(uri, str) else None
+            path = path_from_uri(uri)
             if path:
                 return path
     return None
@@ -399,19 +399,8 @@ def _workspace_folder(db: Path) -> str | None:
     for field in ("folder", "workspace"):
         uri = doc.get(field)
         if isinstance(uri, str) and uri:
-            return _uri_path(uri)
+            return path_from_uri(uri)
     return None
-
-
-def _uri_path(uri: str) -> str | None:
-    """A path from ``file://`` or ``vscode-remote://<authority>/path`` URIs."""
-    parts = urlsplit(uri)
-    if parts.scheme not in ("file", "vscode-remote") or not parts.path:
-        return None
-    path = unquote(parts.path)
-    if len(path) > 2 and path[0] == "/" and path[2] == ":" and path[1].isalpha():
-        path = path[1:]  # file:///c:/Users/... on Windows
-    return path
 
 
 # --------------------------------------------------------------------------- values
