@@ -61,21 +61,3 @@ def query(config: Config, method: str, params: Any) -> Any:
         return run_sync(conn, q)
     finally:
         conn.close()
-
-
-def query_readonly(config: Config, method: str, params: Any) -> Any:
-    """Like :func:`query`, but never indexes: for prompt hooks that must answer at once.
-
-    A missing index answers None (nothing to recall yet)."""
-    db = config.db_path()
-    if not db.exists():
-        return None
-    from backscroll.readers import READERS
-
-    enabled = [r.host for r in READERS if config.host(r.host).enabled]
-    conn = open_readonly(db)
-    try:
-        q = methods.build(method, params, fts=schema.has_fts(conn), enabled_hosts=enabled)
-        return run_sync(conn, q)
-    finally:
-        conn.close()

@@ -24,6 +24,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from backscroll import recall
@@ -32,7 +33,7 @@ from backscroll import recall
 #: and Codex's ~2,500-token caps: a hint, not a dump.
 MAX_CONTEXT_CHARS = 2500
 MAX_HITS = 3
-EXCERPT_CHARS = 420
+EXCERPT_CHARS = 360
 MAX_WORDS = 8
 MIN_WORD_LEN = 3
 #: Seconds for connecting to the daemon and for each read of its answer.
@@ -153,14 +154,14 @@ def context_block(hits: list[dict[str, Any]], caller: str | None) -> str:
     """The framed recall, at most MAX_CONTEXT_CHARS characters."""
     head = [
         recall.HEADER,
-        f"backscroll found {len(hits)} earlier turn(s) that share words with this prompt; "
-        "use them only if they help. More: the backscroll search_history tool, or "
+        "backscroll found {n} earlier turn(s) that share words with this prompt; use them "
+        "only if they help. More: the backscroll search_history tool, or "
         "`backscroll search <words>`.",
     ]
     used = sum(len(h) + 1 for h in head) + len(recall.FOOTER) + 2
     body: list[str] = []
     for hit in hits:
-        block = recall.hit_block(hit, caller, EXCERPT_CHARS)
+        block = recall.hit_block(hit, caller, EXCERPT_CHARS, title=False)
         if used + len(block) + 2 > MAX_CONTEXT_CHARS:
             room = MAX_CONTEXT_CHARS - used - 2 - 20
             if body or room < 200:
@@ -168,6 +169,9 @@ def context_block(hits: list[dict[str, Any]], caller: str | None) -> str:
             block = block[:room].rstrip() + " […cut]"
         body.append(block)
         used += len(block) + 2
+    if not body:
+        return ""
+    head[1] = head[1].format(n=len(body))
     return "\n".join([*head, "", "\n\n".join(body), recall.FOOTER])
 
 
@@ -212,10 +216,24 @@ def respond(host: str, payload: Any, search: Search, env: Mapping[str, str]) -> 
     result = search(params)
     if not result:
         return ""
-    hits = strong_hits(result, terms, cwd)
-    if not hits:
-        return ""
-    return output(host, context_block(hits, caller))
+    text = context_block(strong_hits(result, terms, cwd), caller)
+    return output(host, text) if text else ""
+
+
+def locations(config_path: str | None) -> tuple[Path, Path]:
+    """The daemon's socket and the index file. Without a config file the defaults
+    come straight from :mod:`backscroll.paths`, sparing the YAML import."""
+    import os
+
+    from backscroll import paths
+
+    explicit = config_path is not None or bool(os.environ.get("BACKSCROLL_CONFIG"))
+    if not explicit and not paths.config_path().exists():
+        return paths.socket_path(), paths.db_path()
+    from backscroll import config
+
+    cfg = config.load(Path(config_path) if config_path else None)
+    return cfg.socket_path(), cfg.db_path()
 
 
 def search_index(config_path: str | None) -> Search:
@@ -223,13 +241,10 @@ def search_index(config_path: str | None) -> Search:
     without indexing first."""
 
     def search(params: dict[str, Any]) -> Mapping[str, Any] | None:
-        from pathlib import Path
-
-        from backscroll import config as config_mod
         from backscroll.client import try_connect
 
-        cfg = config_mod.load(Path(config_path) if config_path else None)
-        client = try_connect(cfg.socket_path(), DAEMON_TIMEOUT)
+        socket_path, db = locations(config_path)
+        client = try_connect(socket_path, DAEMON_TIMEOUT)
         if client is not None:
             with client:
                 try:
@@ -238,12 +253,28 @@ def search_index(config_path: str | None) -> Search:
                     pass
                 else:
                     return result
-        from backscroll import direct
-
-        answer: Mapping[str, Any] | None = direct.query_readonly(cfg, "search", params)
-        return answer
+        return read_index(db, params)
 
     return search
+
+
+def read_index(db: Path, params: dict[str, Any]) -> Mapping[str, Any] | None:
+    """The search answered from the index file, read-only and without indexing first
+    (``backscroll search`` would re-index what changed: too slow before a prompt).
+    Imports only the store's query side, not the readers or the daemon."""
+    if not db.exists():
+        return None
+    from backscroll import methods
+    from backscroll.store import open_readonly, schema
+    from backscroll.store.queries import run_sync
+
+    conn = open_readonly(db)
+    try:
+        query = methods.build("search", params, fts=schema.has_fts(conn))
+        result: Mapping[str, Any] = run_sync(conn, query)
+        return result
+    finally:
+        conn.close()
 
 
 def main(host: str, config_path: str | None = None) -> int:

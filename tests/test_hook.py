@@ -1,0 +1,271 @@
+"""``backscroll hook <host>`` run as the hosts run it: hook JSON on stdin, against
+a real index of the sample transcripts, without a daemon and with one."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from backscroll import hook, recall
+from tests.daemon.harness import (
+    claude_user_line,
+    daemon_env,
+    populate,
+    run_cli,
+    session_uuid,
+    start_daemon,
+)
+
+STAGE0 = session_uuid(1)
+HEXPM = session_uuid(3)  # asks hex.pm for OpenTelemetry package versions
+PHOENIX = session_uuid(4)
+
+RECALLS_HEXPM = "which opentelemetry exporter constraint did we pick for mix.exs?"
+UNRELATED = "bake a sourdough loaf with rye flour and walnuts"
+
+
+def hook_env(tmp_path: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = daemon_env(tmp_path)
+    for name in recall.SESSION_ENV:  # this test run may itself sit inside an agent
+        env.pop(name, None)
+    env.update(extra or {})
+    return env
+
+
+def run_hook(
+    tmp_path: Path,
+    host: str,
+    stdin: bytes | dict[str, Any],
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[bytes]:
+    data = stdin if isinstance(stdin, bytes) else json.dumps(stdin).encode()
+    return subprocess.run(
+        [sys.executable, "-m", "backscroll", "hook", host],
+        input=data,
+        env=hook_env(tmp_path, env),
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def claude_input(prompt: str, session: str = STAGE0, cwd: str = "/p") -> dict[str, Any]:
+    return {
+        "session_id": session,
+        "transcript_path": f"/nonexistent/{session}.jsonl",
+        "cwd": cwd,
+        "permission_mode": "default",
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": prompt,
+    }
+
+
+def context_of(done: subprocess.CompletedProcess[bytes]) -> str:
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert set(out) == {"hookSpecificOutput"}
+    inner = out["hookSpecificOutput"]
+    assert set(inner) == {"hookEventName", "additionalContext"}
+    assert inner["hookEventName"] == "UserPromptSubmit"
+    text: str = inner["additionalContext"]
+    return text
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample transcripts, indexed once (read-only for every test using it)."""
+    root = tmp_path_factory.mktemp("hook")
+    populate(root / "home")
+    done = run_cli(root, "index", "--json")
+    assert done.returncode == 0, done.stderr
+    return root
+
+
+def test_a_strongly_related_prompt_gets_framed_recall_as_claude_json(shared: Path) -> None:
+    done = run_hook(shared, "claude-code", claude_input(RECALLS_HEXPM))
+    text = context_of(done)
+    assert done.stderr == b""
+    lines = text.splitlines()
+    assert lines[0] == recall.HEADER
+    assert lines[-1] == recall.FOOTER
+    assert len(text) <= hook.MAX_CONTEXT_CHARS
+    label = next(ln for ln in lines if ln.startswith("── "))
+    assert f"session {HEXPM}" in label and label.endswith(recall.OTHER_SESSION)
+    assert label.startswith("── 2026-02-12 ")
+    assert (
+        f"  resume: cd /home/USER/projects/spotter-worktrees/spotter-4te && claude --resume {HEXPM}"
+        in lines
+    )
+    quoted = [ln for ln in lines if "opentelemetry_exporter" in ln]
+    assert quoted and all(ln.startswith(recall.QUOTE) for ln in quoted)
+
+
+def test_an_unrelated_prompt_prints_nothing(shared: Path) -> None:
+    done = run_hook(shared, "claude-code", claude_input(UNRELATED))
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+
+
+def test_one_shared_word_is_not_enough_to_recall(shared: Path) -> None:
+    # "phoenix" is in three sessions, but none has "tomatoes" or "gardening".
+    done = run_hook(shared, "claude-code", claude_input("phoenix tomatoes gardening tips"))
+    assert (done.returncode, done.stdout) == (0, b"")
+
+
+@pytest.mark.parametrize(
+    "stdin",
+    [b"not json{", b"", b"[1, 2, 3]", b'{"prompt": 42}', b"\xff\xfe\x00garbage"],
+    ids=["broken", "empty", "array", "prompt-not-text", "binary"],
+)
+def test_bad_input_prints_nothing_and_exits_0(shared: Path, stdin: bytes) -> None:
+    done = run_hook(shared, "claude-code", stdin)
+    assert (done.returncode, done.stdout) == (0, b"")
+    if done.stderr:  # a failure is logged as one JSON line, never shown as context
+        entry = json.loads(done.stderr.decode().splitlines()[0])
+        assert entry["event"] == "hook_error" and entry["host"] == "claude-code"
+
+
+def test_the_current_session_is_never_recalled_to_itself(shared: Path) -> None:
+    done = run_hook(shared, "claude-code", claude_input(RECALLS_HEXPM, session=HEXPM))
+    assert (done.returncode, done.stdout) == (0, b"")
+    # The host's session variable is used when the payload has no session id.
+    payload = claude_input(RECALLS_HEXPM)
+    del payload["session_id"]
+    by_env = run_hook(shared, "claude-code", payload, {"CLAUDE_CODE_SESSION_ID": HEXPM})
+    assert (by_env.returncode, by_env.stdout) == (0, b"")
+
+
+@pytest.mark.parametrize(
+    ("host", "payload", "event"),
+    [
+        ("codex", {"session_id": STAGE0, "turn_id": "t1", "transcript_path": None, "cwd": "/p",
+                   "hook_event_name": "UserPromptSubmit", "model": "gpt-5",
+                   "permission_mode": "default", "prompt": RECALLS_HEXPM}, "UserPromptSubmit"),
+        ("gemini-cli", {"session_id": STAGE0, "transcript_path": "/x.json", "cwd": "/p",
+                        "hook_event_name": "BeforeAgent", "timestamp": "2026-11-01T10:00:00Z",
+                        "prompt": RECALLS_HEXPM}, "BeforeAgent"),
+    ],
+)  # fmt: skip
+def test_codex_and_gemini_get_only_hook_specific_output(
+    shared: Path, host: str, payload: dict[str, Any], event: str
+) -> None:
+    done = run_hook(shared, host, payload)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    # Codex's output schema has additionalProperties:false; Gemini shows non-JSON to the user.
+    assert set(out) == {"hookSpecificOutput"}
+    assert set(out["hookSpecificOutput"]) == {"hookEventName", "additionalContext"}
+    assert out["hookSpecificOutput"]["hookEventName"] == event
+    assert out["hookSpecificOutput"]["additionalContext"].startswith(recall.HEADER)
+
+
+def test_copilot_reads_a_top_level_additional_context(shared: Path) -> None:
+    payload = {"sessionId": HEXPM, "timestamp": 1764410000000, "cwd": "/p", "prompt": RECALLS_HEXPM}
+    excluded = run_hook(shared, "copilot-cli", payload)
+    assert (excluded.returncode, excluded.stdout) == (0, b"")
+    done = run_hook(shared, "copilot-cli", {**payload, "sessionId": "another"})
+    out = json.loads(done.stdout)
+    assert set(out) == {"additionalContext"}
+    assert out["additionalContext"].startswith(recall.HEADER)
+
+
+def test_without_a_daemon_the_hook_reads_the_index_but_never_indexes(tmp_path: Path) -> None:
+    populate(tmp_path / "home", codex=False)
+    assert run_cli(tmp_path, "index").returncode == 0
+    db = tmp_path / "data" / "index.db"
+    before = db.read_bytes()
+    late = tmp_path / "home" / ".claude" / "projects" / "-late" / f"{session_uuid(99)}.jsonl"
+    late.parent.mkdir(parents=True)
+    late.write_text(
+        claude_user_line(session_uuid(99), "u-1", "the zeppelin hangar ventilation design"),
+        encoding="utf-8",
+    )
+    done = run_hook(tmp_path, "claude-code", claude_input("zeppelin hangar ventilation"))
+    assert (done.returncode, done.stdout) == (0, b"")  # not indexed yet: nothing to recall
+    assert db.read_bytes() == before
+    assert run_cli(tmp_path, "index").returncode == 0
+    found = run_hook(tmp_path, "claude-code", claude_input("zeppelin hangar ventilation"))
+    assert "zeppelin hangar ventilation" in context_of(found)
+
+
+def test_with_no_index_at_all_the_hook_prints_nothing_and_creates_nothing(tmp_path: Path) -> None:
+    (tmp_path / "home").mkdir(exist_ok=True)
+    done = run_hook(tmp_path, "claude-code", claude_input(RECALLS_HEXPM))
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    assert not (tmp_path / "data").exists()
+
+
+def test_with_a_daemon_running_the_hook_asks_it(tmp_path: Path) -> None:
+    populate(tmp_path / "home", codex=False)
+    with start_daemon(tmp_path) as daemon:
+        daemon.sync()
+        env = {"BACKSCROLL_SOCKET": str(daemon.socket_path)}
+        related = run_hook(tmp_path, "claude-code", claude_input(RECALLS_HEXPM), env)
+        own = run_hook(tmp_path, "claude-code", claude_input(RECALLS_HEXPM, session=HEXPM), env)
+        unrelated = run_hook(tmp_path, "claude-code", claude_input(UNRELATED), env)
+        assert daemon.stop() == 0
+    assert f"session {HEXPM}" in context_of(related)
+    assert (own.returncode, own.stdout) == (0, b"")
+    assert (unrelated.returncode, unrelated.stdout) == (0, b"")
+
+
+def test_many_related_sessions_stay_within_the_context_budget(tmp_path: Path) -> None:
+    populate(tmp_path / "home", copies=6, codex=False)
+    assert run_cli(tmp_path, "index").returncode == 0
+    text = context_of(run_hook(tmp_path, "claude-code", claude_input(RECALLS_HEXPM)))
+    labels = [ln for ln in text.splitlines() if ln.startswith("── ") and "· session " in ln]
+    assert len(labels) == hook.MAX_HITS  # six sessions match; one per session, three shown
+    assert len({ln.split("· session ")[1] for ln in labels}) == hook.MAX_HITS
+    assert len(text) <= hook.MAX_CONTEXT_CHARS
+
+
+def test_keywords_are_the_prompts_distinctive_words() -> None:
+    words = hook.keywords("Can you please fix the flaky Parser test again? It's in parser_utils.py")
+    assert words == ["flaky", "parser", "test", "utils"]
+    many = hook.keywords(
+        "compare tokenizer migration rollback checkpoint vacuum journal triggers pragmas"
+    )
+    assert len(many) == hook.MAX_WORDS and "tokenizer" in many and "migration" in many
+    assert hook.keywords("ok do it now, thanks!") == []
+
+
+def test_a_longer_prompt_needs_more_shared_words() -> None:
+    assert hook.needed(["a1", "b2"]) == 2
+    assert hook.needed(["w1", "w2", "w3", "w4"]) == 2
+    assert hook.needed(["w1", "w2", "w3", "w4", "w5"]) == 3
+    hit = {"excerpt": "Indexing the tokens", "matches": [[0, 8], [13, 19]]}
+    assert hook.matched_terms(hit, ["index", "token", "vacuum"]) == {"index", "token"}
+
+
+def test_a_daemon_that_never_answers_is_passed_over_for_the_index(shared: Path) -> None:
+    # A socket that accepts connections but never replies: a wedged daemon.
+    sock_path = shared / "wedged.sock"
+    sock_path.unlink(missing_ok=True)
+    wedged = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        wedged.bind(str(sock_path))
+        wedged.listen(8)
+        env = {"BACKSCROLL_SOCKET": str(sock_path)}
+        done = run_hook(shared, "claude-code", claude_input(RECALLS_HEXPM), env)
+    finally:
+        wedged.close()
+        sock_path.unlink(missing_ok=True)
+    assert f"session {HEXPM}" in context_of(done)
+
+
+def test_a_config_file_decides_where_the_index_is(shared: Path, tmp_path: Path) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text(f"data_dir: {shared / 'data'}\n", encoding="utf-8")
+    # An empty BACKSCROLL_HOME counts as unset (the variable would beat the file).
+    env = {"BACKSCROLL_CONFIG": str(config), "BACKSCROLL_HOME": ""}
+    done = run_hook(shared, "claude-code", claude_input(RECALLS_HEXPM), env)
+    assert f"session {HEXPM}" in context_of(done)
+    env["BACKSCROLL_CONFIG"] = str(tmp_path / "missing.yaml")
+    broken = run_hook(shared, "claude-code", claude_input(RECALLS_HEXPM), env)
+    assert (broken.returncode, broken.stdout) == (0, b"")
+    assert json.loads(broken.stderr.decode().splitlines()[0])["event"] == "hook_error"
