@@ -76,23 +76,29 @@ async def _loop(
     reader: asyncio.StreamReader,
     writer: asyncio.StreamWriter,
 ) -> None:
+    loop = asyncio.get_running_loop()
     buf = bytearray()
+    #: When the request being received must be complete (its first byte + the timeout).
+    deadline: float | None = None
     while True:
         nl = buf.find(b"\n")
+        if nl > limits.max_request_bytes or (nl < 0 and len(buf) > limits.max_request_bytes):
+            await _send(writer, protocol.error(None, protocol.REQUEST_TOO_LARGE,
+                        f"request larger than {limits.max_request_bytes} bytes; "
+                        "the connection is closed"))  # fmt: skip
+            return
         if nl >= 0:
             line = bytes(buf[:nl])
             del buf[: nl + 1]
             if line.strip():
                 await _send(writer, await _answer(ctx, line))
+            deadline = loop.time() + limits.request_timeout_s if buf else None
             continue
-        if len(buf) > limits.max_request_bytes:
-            await _send(writer, protocol.error(None, protocol.REQUEST_TOO_LARGE,
-                        f"request larger than {limits.max_request_bytes} bytes; "
-                        "the connection is closed"))  # fmt: skip
-            return
-        timeout = limits.request_timeout_s if buf else limits.idle_timeout_s
+        if buf and deadline is None:
+            deadline = loop.time() + limits.request_timeout_s
+        timeout = deadline - loop.time() if deadline is not None else limits.idle_timeout_s
         try:
-            chunk = await asyncio.wait_for(reader.read(65536), timeout)
+            chunk = await asyncio.wait_for(reader.read(65536), max(timeout, 0))
         except TimeoutError:
             if buf:
                 await _send(writer, protocol.error(None, protocol.TIMEOUT,
