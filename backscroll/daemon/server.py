@@ -195,7 +195,11 @@ class Daemon:
         if self.worker is None or self.debouncer is None:
             return
         if kind in ("dir", "root"):
+            # Scan now, and once more shortly after: a file created in the new
+            # directory before its watch was armed has no event of its own.
             self.worker.submit("scan_dir", path)
+            loop = asyncio.get_running_loop()
+            loop.call_later(1.0, self.worker.submit, "scan_dir", path)
         else:
             self.debouncer.touch(path)
 
