@@ -28,7 +28,7 @@ from backscroll.readers.base import (
     parse_time,
     resume_in,
 )
-from backscroll.store.foreign import open_readonly
+from backscroll.store.foreign import open_readonly, snapshot
 from backscroll.store.hosts import crush as q
 
 DB_NAME = "crush.db"
@@ -78,7 +78,7 @@ class CrushReader(BaseReader):
     def read(self, path: Path, prev: Cursor | None, opts: ReaderOptions) -> ReadResult:
         state = prev.state if prev and prev.state.get("v") == STATE_VERSION else None
         with open_readonly(path) as conn:
-            with q.snapshot(conn):
+            with snapshot(conn):
                 schema = q.schema_problem(conn)
                 if schema:
                     return ReadResult(unsupported=f"unknown schema ({schema}) in {path}")
@@ -94,7 +94,7 @@ class CrushReader(BaseReader):
             ordered = sorted(changed)
             for start in range(0, len(ordered), BATCH):
                 batch = ordered[start : start + BATCH]
-                with q.snapshot(conn):
+                with snapshot(conn):
                     rows = {row.id: row for row in q.sessions(conn, batch)}
                     for sid in batch:
                         if sid not in rows:  # deleted since the marks were taken

@@ -26,7 +26,7 @@ from backscroll.readers.base import (
     is_external_tool,
     parse_time,
 )
-from backscroll.store.foreign import open_readonly
+from backscroll.store.foreign import open_readonly, snapshot
 from backscroll.store.hosts import hermes as q
 
 DB_NAME = "state.db"
@@ -67,7 +67,7 @@ class HermesReader(BaseReader):
     def read(self, path: Path, prev: Cursor | None, opts: ReaderOptions) -> ReadResult:
         state = prev.state if prev and prev.state.get("v") == STATE_VERSION else None
         with open_readonly(path) as conn:
-            with q.snapshot(conn):
+            with snapshot(conn):
                 schema = q.schema_problem(conn)
                 if schema:
                     return ReadResult(unsupported=f"unknown schema ({schema}) in {path}")
@@ -82,7 +82,7 @@ class HermesReader(BaseReader):
             ordered = sorted(changed)
             for start in range(0, len(ordered), BATCH):
                 batch = ordered[start : start + BATCH]
-                with q.snapshot(conn):
+                with snapshot(conn):
                     rows = {row.id: row for row in q.sessions(conn, batch)}
                     for sid in batch:
                         if sid not in rows:  # deleted since the marks were taken

@@ -37,7 +37,7 @@ from backscroll.readers.base import (
     read_json_document,
     resume_in,
 )
-from backscroll.store.foreign import open_readonly
+from backscroll.store.foreign import open_readonly, snapshot
 from backscroll.store.hosts import opencode as q
 
 #: Sessions read per read transaction, so the host is never held up for long.
@@ -140,7 +140,7 @@ class OpenCodeReader(BaseReader):
         state = prev.state if prev and prev.state.get("v") == STATE_VERSION else None
         problems: list[Problem] = []
         with open_readonly(path) as conn:
-            with q.snapshot(conn):
+            with snapshot(conn):
                 schema = q.schema_problem(conn)
                 if schema:
                     return ReadResult(unsupported=f"unknown schema ({schema}) in {path}")
@@ -157,7 +157,7 @@ class OpenCodeReader(BaseReader):
             removed = set(state["sessions"]) - ids if state else set()
             fetched: list[tuple[q.SessionRow, list[q.MessageRow], list[q.PartRow]]] = []
             for batch in _chunks(sorted(changed), BATCH):
-                with q.snapshot(conn):
+                with snapshot(conn):
                     rows = {row.id: row for row in q.sessions(conn, batch)}
                     for sid in batch:
                         row = rows.get(sid)

@@ -41,6 +41,16 @@ def open_readonly(path: Path, busy_ms: int = FOREIGN_BUSY_MS) -> Iterator[sqlite
         conn.close()
 
 
+@contextmanager
+def snapshot(conn: sqlite3.Connection) -> Iterator[None]:
+    """One short read transaction: every query inside sees the same database."""
+    conn.execute("BEGIN")
+    try:
+        yield
+    finally:
+        conn.rollback()
+
+
 def _translate(exc: sqlite3.OperationalError, path: Path) -> Exception:
     text = str(exc).lower()
     if "locked" in text or "busy" in text:

@@ -7,8 +7,7 @@ parsed by ``backscroll/readers/crush.py``. Times are epoch seconds.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from typing import NamedTuple
 
 from backscroll.store.foreign import table_columns, table_names
@@ -40,16 +39,6 @@ class MessageRow(NamedTuple):
     parts: str
     created_at: int | None
     is_summary: bool
-
-
-@contextmanager
-def snapshot(conn: sqlite3.Connection) -> Iterator[None]:
-    """One short read transaction: every query inside sees the same database."""
-    conn.execute("BEGIN")
-    try:
-        yield
-    finally:
-        conn.rollback()
 
 
 def schema_problem(conn: sqlite3.Connection) -> str | None:

@@ -9,8 +9,7 @@ decides what is prose.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from typing import NamedTuple
 
 from backscroll.store.foreign import table_columns, table_names
@@ -43,16 +42,6 @@ class MessageRow(NamedTuple):
     tool_calls: str | None
     tool_name: str | None
     timestamp: float | None
-
-
-@contextmanager
-def snapshot(conn: sqlite3.Connection) -> Iterator[None]:
-    """One short read transaction: every query inside sees the same database."""
-    conn.execute("BEGIN")
-    try:
-        yield
-    finally:
-        conn.rollback()
 
 
 def schema_problem(conn: sqlite3.Connection) -> str | None:

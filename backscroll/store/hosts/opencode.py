@@ -8,8 +8,7 @@ Schema (v1.2+, Drizzle): ``session``, ``message`` and ``part`` with JSON in
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from typing import NamedTuple
 
 from backscroll.store.foreign import table_columns, table_names
@@ -50,16 +49,6 @@ class PartRow(NamedTuple):
     id: str
     message_id: str
     data: str
-
-
-@contextmanager
-def snapshot(conn: sqlite3.Connection) -> Iterator[None]:
-    """One short read transaction: every query inside sees the same database."""
-    conn.execute("BEGIN")
-    try:
-        yield
-    finally:
-        conn.rollback()
 
 
 def schema_problem(conn: sqlite3.Connection) -> str | None:
