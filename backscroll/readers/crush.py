@@ -15,11 +15,13 @@ tool calls/results, reasoning and attachments stay out.
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
 from backscroll.model import Cursor, Kind, Problem, ReaderOptions, ReadResult, Role, Session, Turn
+from backscroll.readers import dbstate
 from backscroll.readers.base import (
     BaseReader,
     HostEnv,
@@ -76,31 +78,16 @@ class CrushReader(BaseReader):
                 yield db
 
     def read(self, path: Path, prev: Cursor | None, opts: ReaderOptions) -> ReadResult:
-        state = prev.state if prev and prev.state.get("v") == STATE_VERSION else None
+        state = dbstate.saved_state(prev, STATE_VERSION)
         with open_readonly(path) as conn:
             with snapshot(conn):
                 schema = q.schema_problem(conn)
                 if schema:
                     return ReadResult(unsupported=f"unknown schema ({schema}) in {path}")
-                marks = q.marks(conn)
-                ids = q.session_ids(conn)
-                if state is None:
-                    changed = set(ids)
-                else:
-                    since = q.Marks(*state["marks"])
-                    changed = q.changed_session_ids(conn, since) & ids
-            removed = set(state["sessions"]) - ids if state else set()
-            fetched: list[tuple[q.SessionRow, list[q.MessageRow]]] = []
-            ordered = sorted(changed)
-            for start in range(0, len(ordered), BATCH):
-                batch = ordered[start : start + BATCH]
-                with snapshot(conn):
-                    rows = {row.id: row for row in q.sessions(conn, batch)}
-                    for sid in batch:
-                        if sid not in rows:  # deleted since the marks were taken
-                            removed.add(sid)
-                            continue
-                        fetched.append((rows[sid], q.session_messages(conn, sid)))
+                delta = dbstate.changes(
+                    conn, state, q.marks, q.Marks, q.session_ids, q.changed_session_ids
+                )
+            fetched = dbstate.fetch_changed(conn, delta, BATCH, q.sessions, _with_messages)
         project = self.project_of(path)
         problems: list[Problem] = []
         turns: list[Turn] = []
@@ -125,9 +112,9 @@ class CrushReader(BaseReader):
             turns=tuple(turns),
             sessions=tuple(sessions),
             position=0,
-            state={"v": STATE_VERSION, "marks": list(marks), "sessions": sorted(ids - removed)},
-            replaced_sessions=frozenset(changed - removed),
-            removed_sessions=frozenset(removed),
+            state=delta.state(STATE_VERSION),
+            replaced_sessions=delta.replaced,
+            removed_sessions=frozenset(delta.removed),
             problems=tuple(problems),
         )
 
@@ -138,6 +125,12 @@ class CrushReader(BaseReader):
         if db.parent.name == ".crush":
             return str(db.parent.parent)
         return None
+
+
+def _with_messages(
+    conn: sqlite3.Connection, row: q.SessionRow
+) -> tuple[q.SessionRow, list[q.MessageRow]]:
+    return row, q.session_messages(conn, row.id)
 
 
 def session_turns(

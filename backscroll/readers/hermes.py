@@ -13,11 +13,13 @@ drew. A session continued after compression names its predecessor in
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
 from backscroll.model import Cursor, Kind, Problem, ReaderOptions, ReadResult, Session, Turn
+from backscroll.readers import dbstate
 from backscroll.readers.base import (
     BaseReader,
     HostEnv,
@@ -65,30 +67,16 @@ class HermesReader(BaseReader):
             yield db
 
     def read(self, path: Path, prev: Cursor | None, opts: ReaderOptions) -> ReadResult:
-        state = prev.state if prev and prev.state.get("v") == STATE_VERSION else None
+        state = dbstate.saved_state(prev, STATE_VERSION)
         with open_readonly(path) as conn:
             with snapshot(conn):
                 schema = q.schema_problem(conn)
                 if schema:
                     return ReadResult(unsupported=f"unknown schema ({schema}) in {path}")
-                marks = q.marks(conn)
-                ids = q.session_ids(conn)
-                if state is None:
-                    changed = set(ids)
-                else:
-                    changed = q.changed_session_ids(conn, q.Marks(*state["marks"])) & ids
-            removed = set(state["sessions"]) - ids if state else set()
-            fetched: list[tuple[q.SessionRow, list[q.MessageRow]]] = []
-            ordered = sorted(changed)
-            for start in range(0, len(ordered), BATCH):
-                batch = ordered[start : start + BATCH]
-                with snapshot(conn):
-                    rows = {row.id: row for row in q.sessions(conn, batch)}
-                    for sid in batch:
-                        if sid not in rows:  # deleted since the marks were taken
-                            removed.add(sid)
-                            continue
-                        fetched.append((rows[sid], q.session_messages(conn, sid)))
+                delta = dbstate.changes(
+                    conn, state, q.marks, q.Marks, q.session_ids, q.changed_session_ids
+                )
+            fetched = dbstate.fetch_changed(conn, delta, BATCH, q.sessions, _with_messages)
         problems: list[Problem] = []
         turns: list[Turn] = []
         sessions: list[Session] = []
@@ -113,11 +101,17 @@ class HermesReader(BaseReader):
             turns=tuple(turns),
             sessions=tuple(sessions),
             position=0,
-            state={"v": STATE_VERSION, "marks": list(marks), "sessions": sorted(ids - removed)},
-            replaced_sessions=frozenset(changed - removed),
-            removed_sessions=frozenset(removed),
+            state=delta.state(STATE_VERSION),
+            replaced_sessions=delta.replaced,
+            removed_sessions=frozenset(delta.removed),
             problems=tuple(problems),
         )
+
+
+def _with_messages(
+    conn: sqlite3.Connection, row: q.SessionRow
+) -> tuple[q.SessionRow, list[q.MessageRow]]:
+    return row, q.session_messages(conn, row.id)
 
 
 def session_turns(

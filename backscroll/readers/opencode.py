@@ -22,12 +22,14 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
 from backscroll.model import Cursor, Kind, Problem, ReaderOptions, ReadResult, Session, Turn
+from backscroll.readers import dbstate
 from backscroll.readers.base import (
     BaseReader,
     HostEnv,
@@ -137,35 +139,20 @@ class OpenCodeReader(BaseReader):
         return self._read_db(path, prev, opts)
 
     def _read_db(self, path: Path, prev: Cursor | None, opts: ReaderOptions) -> ReadResult:
-        state = prev.state if prev and prev.state.get("v") == STATE_VERSION else None
+        state = dbstate.saved_state(prev, STATE_VERSION)
         problems: list[Problem] = []
         with open_readonly(path) as conn:
             with snapshot(conn):
                 schema = q.schema_problem(conn)
                 if schema:
                     return ReadResult(unsupported=f"unknown schema ({schema}) in {path}")
-                marks = q.marks(conn)
-                ids = q.session_ids(conn)
-                if state is None:
-                    changed = set(ids)
-                    v2 = q.v2_session_count(conn)
-                    if v2:
-                        problems.append(Problem(f"{v2} OpenCode 2.x sessions not indexed"))
-                else:
-                    since = q.Marks(*state["marks"])
-                    changed = q.changed_session_ids(conn, since) & ids
-            removed = set(state["sessions"]) - ids if state else set()
-            fetched: list[tuple[q.SessionRow, list[q.MessageRow], list[q.PartRow]]] = []
-            for batch in _chunks(sorted(changed), BATCH):
-                with snapshot(conn):
-                    rows = {row.id: row for row in q.sessions(conn, batch)}
-                    for sid in batch:
-                        row = rows.get(sid)
-                        if row is None:  # deleted since the marks were taken
-                            removed.add(sid)
-                            continue
-                        msgs = q.session_messages(conn, sid)
-                        fetched.append((row, msgs, q.session_parts(conn, sid)))
+                delta = dbstate.changes(
+                    conn, state, q.marks, q.Marks, q.session_ids, q.changed_session_ids
+                )
+                v2 = q.v2_session_count(conn) if state is None else 0
+                if v2:
+                    problems.append(Problem(f"{v2} OpenCode 2.x sessions not indexed"))
+            fetched = dbstate.fetch_changed(conn, delta, BATCH, q.sessions, _with_messages)
         turns: list[Turn] = []
         sessions: list[Session] = []
         for row, msg_rows, part_rows in fetched:
@@ -188,13 +175,9 @@ class OpenCodeReader(BaseReader):
             turns=tuple(turns),
             sessions=tuple(sessions),
             position=0,
-            state={
-                "v": STATE_VERSION,
-                "marks": list(marks),
-                "sessions": sorted(ids - removed),
-            },
-            replaced_sessions=frozenset(changed - removed),
-            removed_sessions=frozenset(removed),
+            state=delta.state(STATE_VERSION),
+            replaced_sessions=delta.replaced,
+            removed_sessions=frozenset(delta.removed),
             problems=tuple(problems),
         )
 
@@ -415,9 +398,10 @@ def _str(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _chunks(items: list[str], size: int) -> Iterator[list[str]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
+def _with_messages(
+    conn: sqlite3.Connection, row: q.SessionRow
+) -> tuple[q.SessionRow, list[q.MessageRow], list[q.PartRow]]:
+    return row, q.session_messages(conn, row.id), q.session_parts(conn, row.id)
 
 
 # ---------------------------------------------------------------------- legacy tree

@@ -1,0 +1,96 @@
+"""Change marks for readers of a host database with a sessions table.
+
+OpenCode, Crush and Hermes keep sessions in one SQLite database each. Their
+readers save the database's change marks (newest update time, top message row)
+and the session ids seen; the next read asks the host's queries which sessions
+changed since those marks, re-reads only them, in short batches, and reports the
+sessions that are gone. The SQL itself stays in ``backscroll/store/hosts/``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+from backscroll.model import Cursor
+from backscroll.store.foreign import snapshot
+
+
+class _SessionRow(Protocol):
+    @property
+    def id(self) -> str: ...
+
+
+R = TypeVar("R", bound=_SessionRow)
+T = TypeVar("T")
+M = TypeVar("M", bound=Sequence[object])
+
+
+def saved_state(prev: Cursor | None, version: int) -> Mapping[str, Any] | None:
+    """The state the last read saved, or None when there is none of this version
+    (the whole database is read again)."""
+    return prev.state if prev and prev.state.get("v") == version else None
+
+
+@dataclass(slots=True)
+class Changes:
+    """The sessions one read re-reads and drops, and the marks it saves."""
+
+    marks: Sequence[object]
+    ids: set[str]
+    changed: set[str]
+    removed: set[str]
+
+    def state(self, version: int) -> dict[str, Any]:
+        kept = sorted(self.ids - self.removed)
+        return {"v": version, "marks": list(self.marks), "sessions": kept}
+
+    @property
+    def replaced(self) -> frozenset[str]:
+        return frozenset(self.changed - self.removed)
+
+
+def changes(
+    conn: sqlite3.Connection,
+    state: Mapping[str, Any] | None,
+    marks: Callable[[sqlite3.Connection], M],
+    saved_marks: Callable[..., M],
+    session_ids: Callable[[sqlite3.Connection], set[str]],
+    changed_since: Callable[[sqlite3.Connection, M], set[str]],
+) -> Changes:
+    """The host's ``marks`` and sessions now, and which changed since the marks
+    ``state`` saved (rebuilt by ``saved_marks``; every session on a fresh read).
+    Call inside a :func:`snapshot`."""
+    now = marks(conn)
+    ids = session_ids(conn)
+    if state is None:
+        return Changes(now, ids, set(ids), set())
+    changed = changed_since(conn, saved_marks(*state["marks"])) & ids
+    return Changes(now, ids, changed, set(state["sessions"]) - ids)
+
+
+def fetch_changed(
+    conn: sqlite3.Connection,
+    found: Changes,
+    batch_size: int,
+    rows: Callable[[sqlite3.Connection, list[str]], Iterable[R]],
+    load: Callable[[sqlite3.Connection, R], T],
+) -> list[T]:
+    """``load`` each changed session's row, ``batch_size`` sessions per read
+    transaction so the host is never held up for long. A session deleted since
+    the marks were taken is added to ``found.removed``."""
+    fetched: list[T] = []
+    ordered = sorted(found.changed)
+    for start in range(0, len(ordered), batch_size):
+        batch = ordered[start : start + batch_size]
+        with snapshot(conn):
+            by_id = {row.id: row for row in rows(conn, batch)}
+            for sid in batch:
+                row = by_id.get(sid)
+                if row is None:  # deleted since the marks were taken
+                    found.removed.add(sid)
+                    continue
+                fetched.append(load(conn, row))
+    return fetched
