@@ -227,7 +227,11 @@ class Tail:
                     break
                 piece = chunk[begin:nl]
                 offset += len(piece) + 1
-                if oversized or len(pending) + len(piece) > self.max_line_bytes:
+                if not pending and not oversized and len(piece) <= self.max_line_bytes:
+                    # The common case: the whole line lies in this chunk, no copy.
+                    if piece.strip():
+                        yield Line(pending_offset, number, piece)
+                elif oversized or len(pending) + len(piece) > self.max_line_bytes:
                     self.problems.append(
                         Problem(
                             f"line longer than {self.max_line_bytes} bytes skipped",
@@ -286,6 +290,9 @@ def next_line_number(tail: Tail) -> int:
 # --------------------------------------------------------------------------- values
 
 
+_NUMBER = re.compile(r"-?\d+(\.\d+)?")
+
+
 def parse_time(value: Any) -> float | None:
     """Unix seconds from an ISO-8601 string or a number in s/ms/us; None if absent."""
     if value is None or isinstance(value, bool):
@@ -298,17 +305,17 @@ def parse_time(value: Any) -> float | None:
             return v / 1e3
         return v if v > 0 else None
     if isinstance(value, str):
-        text = value.strip()
-        if not text:
-            return None
-        if re.fullmatch(r"-?\d+(\.\d+)?", text):
-            return parse_time(float(text))
-        if text.endswith("Z"):
-            text = text[:-1] + "+00:00"
+        # fromisoformat first: nearly every timestamp is ISO 8601 (3.11 takes "Z").
         try:
-            dt = datetime.fromisoformat(text)
+            dt = datetime.fromisoformat(value)
         except ValueError:
-            return None
+            text = value.strip()
+            if _NUMBER.fullmatch(text):
+                return parse_time(float(text))
+            try:
+                dt = datetime.fromisoformat(text)
+            except ValueError:
+                return None
         if dt.tzinfo is None:
             dt = dt.replace(tzinfo=UTC)
         return dt.timestamp()
