@@ -59,7 +59,7 @@ class LimitsConfig:
 class IndexConfig:
     #: Quiet time after a change before a file is indexed (a streamed transcript
     #: is written many times a second).
-    debounce_ms: int = 150
+    debounce_ms: int = 100
     #: A file that keeps changing is indexed at least this often.
     max_wait_ms: int = 1000
     #: Stat-only reconciliation pass, catching what the watcher missed.

@@ -43,7 +43,13 @@ class AlreadyRunning(BackscrollError):
 
 
 class Debouncer:
-    """Per-path quiet period with a maximum wait, on the event loop."""
+    """Per-path debouncing on the event loop.
+
+    A change to a path that has been quiet for ``quiet`` seconds is handed on at
+    once (an append is searchable without waiting); changes that follow within
+    the quiet period are coalesced and handed on when the path goes quiet, or
+    after ``max_wait`` at the latest (a transcript being streamed).
+    """
 
     def __init__(self, loop: asyncio.AbstractEventLoop, quiet: float, max_wait: float,
                  fire: Any) -> None:  # fmt: skip
@@ -53,9 +59,16 @@ class Debouncer:
         self.fire = fire
         self._first: dict[Path, float] = {}
         self._handles: dict[Path, asyncio.TimerHandle] = {}
+        self._last: dict[Path, float] = {}
 
     def touch(self, path: Path) -> None:
         now = self.loop.time()
+        if path not in self._handles and now - self._last.get(path, -1e9) >= self.quiet:
+            self._last[path] = now
+            if len(self._last) > 10000:
+                self._last = {p: t for p, t in self._last.items() if now - t < self.quiet}
+            self.fire([path])
+            return
         first = self._first.setdefault(path, now)
         handle = self._handles.pop(path, None)
         if handle is not None:
@@ -66,6 +79,7 @@ class Debouncer:
     def _fire(self, path: Path) -> None:
         self._handles.pop(path, None)
         self._first.pop(path, None)
+        self._last[path] = self.loop.time()
         self.fire([path])
 
     def flush(self) -> None:
