@@ -12,7 +12,13 @@ from pathlib import Path
 from backscroll.model import Cursor, ReaderOptions
 from backscroll.readers.aider import START_NOTE, AiderReader
 from backscroll.readers.base import HostEnv, content_key
-from tests.readers.util import MemoryIndex, copy_fixture, grow_file_incrementally, read_fresh
+from tests.readers.util import (
+    MemoryIndex,
+    copy_fixture,
+    grow_file_incrementally,
+    read_fresh,
+    role_counts,
+)
 
 NAME = ".aider.chat.history.md"
 reader = AiderReader()
@@ -22,16 +28,9 @@ def _real(tmp_path: Path) -> Path:
     return copy_fixture("aider", "real.aider.chat.history.md", tmp_path / "repo", NAME)
 
 
-def _roles(index: MemoryIndex) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for turn in index.turns.values():
-        counts[turn.role] = counts.get(turn.role, 0) + 1
-    return counts
-
-
 def test_real_history_turns_by_role(tmp_path: Path) -> None:
     index = read_fresh(reader, _real(tmp_path))
-    assert _roles(index) == {"user": 16, "assistant": 21}
+    assert role_counts(index) == {"user": 16, "assistant": 21}
     users = index.texts("user")
     assert users[0] == "give me a quick summarized overview of this repo"
     assert users[1].startswith("i want to add a dark/light mode switch on the top right")

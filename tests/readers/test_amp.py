@@ -18,7 +18,7 @@ import pytest
 from backscroll.model import ReaderOptions
 from backscroll.readers.amp import AmpReader
 from backscroll.readers.base import HostEnv
-from tests.readers.util import MemoryIndex, fixture, read_fresh
+from tests.readers.util import MemoryIndex, fixture, read_fresh, role_counts
 
 reader = AmpReader()
 SAMPLE = "test-thread-1.json"
@@ -72,16 +72,9 @@ def _thread(tmp_path: Path, doc: Any = None, name: str = SAMPLE) -> Path:
     return path
 
 
-def _roles(index: MemoryIndex) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for turn in index.turns.values():
-        counts[turn.role] = counts.get(turn.role, 0) + 1
-    return counts
-
-
 def test_sample_turns_by_role(tmp_path: Path) -> None:
     index = read_fresh(reader, _thread(tmp_path))
-    assert _roles(index) == {"user": 3, "assistant": 3}
+    assert role_counts(index) == {"user": 3, "assistant": 3}
     assert index.texts("user") == [
         "Create a login form component with email and password fields",
         "Add a 'Remember me' checkbox and a forgot password link",
@@ -120,7 +113,7 @@ def test_project_comes_from_the_first_tree(tmp_path: Path) -> None:
 
 def test_text_after_a_web_page_read_is_tainted_until_next_prompt(tmp_path: Path) -> None:
     index = read_fresh(reader, _thread(tmp_path, WEB_THREAD, f"{WEB_ID}.json"))
-    assert _roles(index) == {"user": 2, "assistant": 3}
+    assert role_counts(index) == {"user": 2, "assistant": 3}
     assert {t.text for t in index.turns.values() if t.tainted} == {
         "3.13 adds a free-threaded build."
     }

@@ -20,10 +20,13 @@ from backscroll.readers.base import HostEnv, parse_time
 from backscroll.readers.claude_code import ClaudeCodeReader
 from tests.readers.util import (
     MemoryIndex,
+    all_text,
+    append_lines,
     copy_fixture,
     fixture,
     grow_file_incrementally,
     read_fresh,
+    role_counts,
 )
 
 HOST = "claude-code"
@@ -48,20 +51,6 @@ def subagent_file(tmp_path: Path) -> Path:
     return copy_fixture(HOST, SUBAGENT, folder, "agent-aac57f5.jsonl")
 
 
-def roles(index: MemoryIndex) -> Counter[str]:
-    return Counter(t.role for t in index.turns.values())
-
-
-def all_text(index: MemoryIndex) -> str:
-    return "\n".join(index.texts())
-
-
-def append_lines(path: Path, *entries: dict[str, Any]) -> None:
-    with open(path, "a", encoding="utf-8") as fh:
-        for entry in entries:
-            fh.write(json.dumps(entry) + "\n")
-
-
 def cuts_for(path: Path, step: int = 1777) -> list[int]:
     """Cut points mid-line and at line ends."""
     data = path.read_bytes()
@@ -80,7 +69,7 @@ def assert_hidden(index: MemoryIndex, source: Path, word: str) -> None:
 def test_tool_heavy_session_indexes_prompts_and_prose_only(tmp_path: Path) -> None:
     path = main_file(tmp_path, TOOL_HEAVY)
     index = read_fresh(READER, path)
-    assert roles(index) == {"user": 2, "assistant": 1}
+    assert role_counts(index) == {"user": 2, "assistant": 1}
     assert index.texts("user") == [
         "start phoenix in background",
         "scrolling back in xterm.js still does not work (maybe because outer web catches"
@@ -123,7 +112,7 @@ def test_turn_keys_are_entry_uuids_and_times_are_entry_times(tmp_path: Path) -> 
 def test_compaction_summary_is_indexed_as_summary(tmp_path: Path) -> None:
     path = main_file(tmp_path, COMPACTION)
     index = read_fresh(READER, path)
-    assert roles(index) == {"summary": 1, "assistant": 2}
+    assert role_counts(index) == {"summary": 1, "assistant": 2}
     (summary,) = index.texts("summary")
     assert summary.startswith("This session is being continued from a previous conversation")
     assert index.texts("assistant") == [
@@ -144,7 +133,7 @@ def test_synthetic_sample_covers_queued_prompts_and_skips_meta_records(tmp_path:
     index = read_fresh(READER, path)
     # user: "Hello", 4 queued_command attachments, 5 typed prompts (string/text/image+text);
     # assistant: 5 text blocks (thinking-only, fallback and <synthetic> lines give none).
-    assert roles(index) == {"user": 10, "assistant": 5, "summary": 1}
+    assert role_counts(index) == {"user": 10, "assistant": 5, "summary": 1}
     assert index.texts("summary") == ["Summary of prior context."]
     texts = all_text(index)
     for word in ("Hello", "I'll list files.", "Done.", "Partial reply", "Listing the files."):
@@ -189,7 +178,7 @@ def test_subagent_transcript_gives_no_turns_by_default(tmp_path: Path) -> None:
 def test_subagent_turns_go_under_parent_session_when_enabled(tmp_path: Path) -> None:
     path = subagent_file(tmp_path)
     index = read_fresh(READER, path, WITH_SUBAGENTS)
-    assert roles(index) == {"user": 1, "assistant": 3}
+    assert role_counts(index) == {"user": 1, "assistant": 3}
     assert {sid for sid, _ in index.turns} == {PARENT}
     assert all(t.subagent for t in index.turns.values())
     assert all(key.startswith("agent-aac57f5:") for _, key in index.turns)

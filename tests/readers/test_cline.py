@@ -20,7 +20,7 @@ import pytest
 from backscroll.model import ReaderOptions
 from backscroll.readers.base import HostEnv, parse_time
 from backscroll.readers.cline import ClineReader
-from tests.readers.util import MemoryIndex, fixture, read_fresh
+from tests.readers.util import MemoryIndex, fixture, read_fresh, role_counts
 
 reader = ClineReader()
 EXT = Path("Code") / "User" / "globalStorage" / "saoudrizwan.claude-dev"
@@ -117,13 +117,6 @@ def _cli(tmp_path: Path, messages: dict[str, Any] = CLI_MESSAGES) -> Path:
     return path
 
 
-def _roles(index: MemoryIndex) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for turn in index.turns.values():
-        counts[turn.role] = counts.get(turn.role, 0) + 1
-    return counts
-
-
 def _all_text(index: MemoryIndex) -> str:
     return "\n".join(index.texts())
 
@@ -133,7 +126,7 @@ def _all_text(index: MemoryIndex) -> str:
 
 def test_sample_turns_by_role(tmp_path: Path) -> None:
     index = read_fresh(reader, _sample(tmp_path))
-    assert _roles(index) == {"user": 2, "assistant": 3}
+    assert role_counts(index) == {"user": 2, "assistant": 3}
     assert index.texts("user") == [
         "Create a React component for a dashboard with charts and KPI cards",
         "Also add a date range picker for filtering the data",
@@ -225,7 +218,7 @@ def test_document_that_is_not_a_message_array_is_unsupported(tmp_path: Path) -> 
 
 def test_typed_task_tools_and_summary_in_a_real_shaped_task(tmp_path: Path) -> None:
     index = read_fresh(reader, _task(tmp_path, REAL_TASK, "1000"))
-    assert _roles(index) == {"user": 3, "assistant": 4, "summary": 1}
+    assert role_counts(index) == {"user": 3, "assistant": 4, "summary": 1}
     assert index.texts("user") == [
         "Fix the flaky login test",
         "Yes, raise it to 10s",
@@ -276,7 +269,7 @@ def test_web_fetch_tool_row_taints(tmp_path: Path) -> None:
 
 def test_cli_session_turns_project_and_title(tmp_path: Path) -> None:
     index = read_fresh(reader, _cli(tmp_path))
-    assert _roles(index) == {"user": 1, "assistant": 2}
+    assert role_counts(index) == {"user": 1, "assistant": 2}
     assert index.texts("assistant") == ["Fetching them now.", "The release adds SSO."]
     text = _all_text(index)
     assert "wibblethink" not in text and "flumpresult" not in text

@@ -24,10 +24,13 @@ from backscroll.readers.base import HostEnv, parse_time
 from backscroll.readers.codex import CodexReader
 from tests.readers.util import (
     MemoryIndex,
+    all_text,
+    append_lines,
     copy_fixture,
     fixture,
     grow_file_incrementally,
     read_fresh,
+    role_counts,
 )
 
 HOST = "codex"
@@ -60,23 +63,9 @@ def synthetic(tmp_path: Path) -> Path:
     return rollout(tmp_path, SYNTHETIC, f"rollout-2026-08-03T10-48-56-{SYNTHETIC_ID}.jsonl")
 
 
-def roles(index: MemoryIndex) -> Counter[str]:
-    return Counter(t.role for t in index.turns.values())
-
-
-def all_text(index: MemoryIndex) -> str:
-    return "\n".join(index.texts())
-
-
 def assert_hidden(index: MemoryIndex, source: Path, word: str) -> None:
     assert word in source.read_text(encoding="utf-8"), f"{word!r} not in the sample"
     assert word not in all_text(index), f"{word!r} leaked into a turn"
-
-
-def append_lines(path: Path, *entries: dict[str, Any]) -> None:
-    with open(path, "a", encoding="utf-8") as fh:
-        for entry in entries:
-            fh.write(json.dumps(entry) + "\n")
 
 
 def event(payload: dict[str, Any], ts: str = "2026-05-11T09:00:00.000Z") -> dict[str, Any]:
@@ -108,7 +97,7 @@ def write_index(tmp_path: Path, *entries: dict[str, Any]) -> None:
 
 def test_real_rollout_indexes_each_prompt_and_reply_once(tmp_path: Path) -> None:
     index = read_fresh(READER, real(tmp_path))
-    assert roles(index) == {"user": 2, "assistant": 4}
+    assert role_counts(index) == {"user": 2, "assistant": 4}
     assert index.texts("user") == [
         "show tools",
         "let's update the defailt context compart to 90 in env var",
@@ -159,7 +148,7 @@ def test_synthetic_sample_counts_and_exclusions(tmp_path: Path) -> None:
     # user: "List the files", two legacy user_message events and one item_completed
     # UserMessage; assistant: one reply written three ways (response item, agent
     # message, task_complete); summaries: the five non-empty compacted messages.
-    assert roles(index) == {"user": 4, "assistant": 1, "summary": 5}
+    assert role_counts(index) == {"user": 4, "assistant": 1, "summary": 5}
     assert index.texts("user")[0] == "List the files"
     assert index.texts("assistant") == ["Found 2 files."]
     assert_hidden(index, path, "a.txt\\nb.txt")  # custom tool output

@@ -19,7 +19,7 @@ import pytest
 from backscroll.model import ReaderOptions
 from backscroll.readers.base import HostEnv
 from backscroll.readers.continue_dev import ContinueReader
-from tests.readers.util import MemoryIndex, fixture, read_fresh
+from tests.readers.util import MemoryIndex, fixture, read_fresh, role_counts
 
 reader = ContinueReader()
 SID = "5f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b"
@@ -35,16 +35,9 @@ def _sessions(tmp_path: Path, with_index: bool = True) -> Path:
     return sessions / NAME
 
 
-def _roles(index: MemoryIndex) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for turn in index.turns.values():
-        counts[turn.role] = counts.get(turn.role, 0) + 1
-    return counts
-
-
 def test_turns_by_role(tmp_path: Path) -> None:
     index = read_fresh(reader, _sessions(tmp_path))
-    assert _roles(index) == {"user": 2, "assistant": 3, "summary": 1}
+    assert role_counts(index) == {"user": 2, "assistant": 3, "summary": 1}
     assert index.texts("user") == [
         "How do I debounce the search box in SearchBar.tsx?",
         "Make it 250 ms instead.",

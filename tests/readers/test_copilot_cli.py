@@ -18,7 +18,7 @@ import pytest
 from backscroll.model import ReaderOptions
 from backscroll.readers.base import HostEnv
 from backscroll.readers.copilot_cli import CopilotCliReader
-from tests.readers.util import MemoryIndex, fixture, grow_file_incrementally, read_fresh
+from tests.readers.util import MemoryIndex, fixture, grow_file_incrementally, line_cuts, read_fresh
 
 HOST = "copilot-cli"
 SID = "049410b4-c1df-44ee-87a5-caa1c349091e"
@@ -39,16 +39,6 @@ def real_session(home: Path) -> Path:
     shutil.copyfile(fixture(HOST, "049410b4-events.jsonl"), d / "events.jsonl")
     shutil.copyfile(fixture(HOST, "049410b4-workspace.yaml"), d / "workspace.yaml")
     return d / "events.jsonl"
-
-
-def line_cuts(data: bytes) -> list[int]:
-    cuts: list[int] = []
-    start = 0
-    for i, byte in enumerate(data):
-        if byte == ord("\n"):
-            cuts += [i, i + 1, i + 2, (start + i) // 2]
-            start = i + 1
-    return cuts
 
 
 def event(eid: str, kind: str, data: dict[str, object], **extra: object) -> dict[str, object]:

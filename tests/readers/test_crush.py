@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
 import time
 from pathlib import Path
 
@@ -17,7 +16,12 @@ from backscroll.errors import SourceBusy
 from backscroll.model import ReaderOptions
 from backscroll.readers.base import HostEnv
 from backscroll.readers.crush import CrushReader
-from tests.readers.util import MemoryIndex, copy_fixture, read_fresh
+from tests.readers.util import (
+    copy_fixture,
+    host_connection,
+    read_fresh,
+    reading_in_background,
+)
 
 SID = "3f2c9a0e-0000-4000-8000-000000000001"
 NOW = 1767225700  # seconds, later than everything in the sample
@@ -36,10 +40,6 @@ def project(tmp_path: Path) -> Path:
 @pytest.fixture
 def db(project: Path) -> Path:
     return copy_fixture("crush", "crush.db", project / ".crush")
-
-
-def host(path: Path, timeout: float = 5) -> sqlite3.Connection:
-    return sqlite3.connect(path, isolation_level=None, timeout=timeout)
 
 
 def text(value: str) -> dict[str, object]:
@@ -105,7 +105,7 @@ def test_new_message_streaming_update_and_reinsert_match_a_fresh_read(
     reader: CrushReader, db: Path
 ) -> None:
     index = read_fresh(reader, db)
-    conn = host(db)
+    conn = host_connection(db)
     add_message(conn, "m-u2", "user", [text("Also rename saveCfg")], NOW)
     index.read(reader, db)
     add_message(conn, "m-a2", "assistant", [], NOW)  # inserted when generation starts
@@ -132,7 +132,7 @@ def test_new_message_streaming_update_and_reinsert_match_a_fresh_read(
 
 def test_deleted_session_is_removed(reader: CrushReader, db: Path) -> None:
     index = read_fresh(reader, db)
-    conn = host(db)
+    conn = host_connection(db)
     conn.execute("DELETE FROM messages WHERE session_id = ?", (SID,))
     conn.execute("DELETE FROM sessions WHERE id = ?", (SID,))
     conn.close()
@@ -144,7 +144,7 @@ def test_deleted_session_is_removed(reader: CrushReader, db: Path) -> None:
 def test_unchanged_database_rereads_only_the_newest_session(reader: CrushReader, db: Path) -> None:
     """Sessions updated in the same second as the last read are read again (a
     write may have landed in that second); older ones are not."""
-    conn = host(db)
+    conn = host_connection(db)
     conn.execute(
         "INSERT INTO sessions (id, title, updated_at, created_at) VALUES ('old', 'Old', 5, 5)"
     )
@@ -156,7 +156,7 @@ def test_unchanged_database_rereads_only_the_newest_session(reader: CrushReader,
 
 
 def test_fetch_taints_later_assistant_text(reader: CrushReader, db: Path) -> None:
-    conn = host(db)
+    conn = host_connection(db)
     add_message(conn, "m-u5", "user", [text("What is new in Go 1.25?")], NOW)
     add_message(
         conn,
@@ -177,7 +177,7 @@ def test_fetch_taints_later_assistant_text(reader: CrushReader, db: Path) -> Non
 
 
 def test_subagent_sessions_only_when_asked(reader: CrushReader, db: Path) -> None:
-    conn = host(db)
+    conn = host_connection(db)
     conn.execute(
         "INSERT INTO sessions (id, parent_session_id, title, updated_at, created_at)"
         " VALUES ('task-1', ?, 'Find call sites', ?, ?)",
@@ -195,7 +195,7 @@ def test_subagent_sessions_only_when_asked(reader: CrushReader, db: Path) -> Non
 
 
 def test_malformed_parts_are_reported_and_the_rest_indexed(reader: CrushReader, db: Path) -> None:
-    conn = host(db)
+    conn = host_connection(db)
     conn.execute(
         'UPDATE messages SET parts = \'[{"type": "te\' WHERE id = ?',
         ("3f2c9a0e-0000-4000-8000-0000000000a2",),
@@ -209,7 +209,7 @@ def test_malformed_parts_are_reported_and_the_rest_indexed(reader: CrushReader, 
 def test_unknown_schema_is_unsupported(reader: CrushReader, tmp_path: Path) -> None:
     path = tmp_path / ".crush" / "crush.db"
     path.parent.mkdir()
-    conn = host(path)
+    conn = host_connection(path)
     conn.execute("CREATE TABLE sessions (id TEXT PRIMARY KEY)")
     conn.close()
     result = reader.read(path, None, ReaderOptions())
@@ -217,7 +217,7 @@ def test_unknown_schema_is_unsupported(reader: CrushReader, tmp_path: Path) -> N
 
 
 def test_host_write_transaction_does_not_block_reading(reader: CrushReader, db: Path) -> None:
-    conn = host(db)
+    conn = host_connection(db)
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("BEGIN IMMEDIATE")
     conn.execute("UPDATE sessions SET title = 'uncommitted'")
@@ -229,7 +229,7 @@ def test_host_write_transaction_does_not_block_reading(reader: CrushReader, db: 
 
 
 def test_locked_database_raises_source_busy_quickly(reader: CrushReader, db: Path) -> None:
-    conn = host(db)
+    conn = host_connection(db)
     conn.execute("BEGIN EXCLUSIVE")
     started = time.monotonic()
     with pytest.raises(SourceBusy):
@@ -240,30 +240,15 @@ def test_locked_database_raises_source_busy_quickly(reader: CrushReader, db: Pat
 
 
 def test_reading_never_makes_a_host_write_fail(reader: CrushReader, db: Path) -> None:
-    setup = host(db)
+    setup = host_connection(db)
     setup.execute("PRAGMA journal_mode = WAL")
     setup.close()
-    stop = threading.Event()
-    reads = 0
-
-    def keep_reading() -> None:
-        nonlocal reads
-        index = MemoryIndex()
-        while not stop.is_set():
-            index.read(reader, db)
-            reads += 1
-
-    thread = threading.Thread(target=keep_reading)
-    thread.start()
-    try:
-        writer = host(db, timeout=0.2)
+    with reading_in_background(reader, db) as reads:
+        writer = host_connection(db, timeout=0.2)
         for i in range(40):
             add_message(writer, f"m-w{i:03}", "user", [text(f"prompt {i}")], NOW + i)
         writer.close()
-    finally:
-        stop.set()
-        thread.join()
-    assert reads > 0
+    assert reads.count > 0
     assert len(read_fresh(reader, db).texts("user")) == 41
 
 

@@ -13,27 +13,22 @@ from pathlib import Path
 from backscroll.model import ReaderOptions
 from backscroll.readers.base import HostEnv, parse_time
 from backscroll.readers.factory_droid import FactoryDroidReader
-from tests.readers.util import MemoryIndex, fixture, grow_file_incrementally, read_fresh
+from tests.readers.util import (
+    fixture,
+    grow_file_incrementally,
+    line_starts,
+    read_fresh,
+    role_counts,
+)
 
 SID = "3f2a9c1e-7b4d-4e2a-9f61-0c8d5e4b7a21"
 NAME = f"{SID}.jsonl"
 reader = FactoryDroidReader()
 
 
-def _roles(index: MemoryIndex) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for turn in index.turns.values():
-        counts[turn.role] = counts.get(turn.role, 0) + 1
-    return counts
-
-
-def _line_starts(path: Path) -> list[int]:
-    return [i + 1 for i, b in enumerate(path.read_bytes()) if b == 0x0A]
-
-
 def test_turns_by_role_and_texts() -> None:
     index = read_fresh(reader, fixture("factory-droid", NAME))
-    assert _roles(index) == {"user": 3, "assistant": 3, "summary": 1}
+    assert role_counts(index) == {"user": 3, "assistant": 3, "summary": 1}
     assert index.texts("user") == [
         "The login page redirects forever after signing in. Find out why.",
         "Search the web for how express-session recommends ordering this.",
@@ -70,7 +65,7 @@ def test_assistant_text_after_web_search_is_tainted_until_the_next_prompt() -> N
 
 def test_incremental_reads_equal_a_fresh_read(tmp_path: Path) -> None:
     source = fixture("factory-droid", NAME)
-    starts = _line_starts(source)
+    starts = line_starts(source)
     cuts = sorted({*starts, *(s - 5 for s in starts), 3, source.stat().st_size // 2})
     grown = grow_file_incrementally(reader, source, tmp_path / NAME, cuts)
     fresh = read_fresh(reader, source)

@@ -18,12 +18,7 @@ import pytest
 from backscroll.model import ReaderOptions
 from backscroll.readers.base import HostEnv
 from backscroll.readers.gemini_cli import GeminiCliReader
-from tests.readers.util import (
-    MemoryIndex,
-    fixture,
-    grow_file_incrementally,
-    read_fresh,
-)
+from tests.readers.util import MemoryIndex, fixture, grow_file_incrementally, line_cuts, read_fresh
 
 HOST = "gemini-cli"
 LEGACY = "session-2025-12-01T21-45-5b959dae.json"
@@ -53,17 +48,6 @@ def write_lines(path: Path, records: list[object]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     return path
-
-
-def line_cuts(data: bytes) -> list[int]:
-    """Every line end, one byte either side of it, and a point in each line's middle."""
-    cuts: list[int] = []
-    start = 0
-    for i, byte in enumerate(data):
-        if byte == ord("\n"):
-            cuts += [i, i + 1, i + 2, (start + i) // 2]
-            start = i + 1
-    return cuts
 
 
 # --------------------------------------------------------------------------- legacy .json

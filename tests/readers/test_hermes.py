@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
 import time
 from pathlib import Path
 
@@ -17,7 +16,12 @@ from backscroll.errors import SourceBusy
 from backscroll.model import ReaderOptions
 from backscroll.readers.base import HostEnv
 from backscroll.readers.hermes import HermesReader
-from tests.readers.util import MemoryIndex, copy_fixture, read_fresh
+from tests.readers.util import (
+    copy_fixture,
+    host_connection,
+    read_fresh,
+    reading_in_background,
+)
 
 SID = "20260101_100000_ab12cd"
 NOW = 1767261800.0
@@ -31,10 +35,6 @@ def reader() -> HermesReader:
 @pytest.fixture
 def db(tmp_path: Path) -> Path:
     return copy_fixture("hermes", "state.db", tmp_path / ".hermes")
-
-
-def host(path: Path, timeout: float = 5) -> sqlite3.Connection:
-    return sqlite3.connect(path, isolation_level=None, timeout=timeout)
 
 
 def add(
@@ -97,7 +97,7 @@ def test_session_metadata(reader: HermesReader, db: Path) -> None:
 
 
 def test_workdir_from_tool_calls_is_the_project(reader: HermesReader, db: Path) -> None:
-    conn = host(db)
+    conn = host_connection(db)
     add(conn, "assistant", None, tool_calls=[call("terminal", command="ls", workdir="/srv/app")])
     conn.close()
     assert read_fresh(reader, db).sessions[SID].project == "/srv/app"
@@ -110,7 +110,7 @@ def test_new_messages_rewind_and_reinsert_match_a_fresh_read(
     reader: HermesReader, db: Path
 ) -> None:
     index = read_fresh(reader, db)
-    conn = host(db)
+    conn = host_connection(db)
     add(conn, "user", "And the /var partition?")
     index.read(reader, db)
     wrong = add(conn, "assistant", "It is 90% full.")
@@ -129,7 +129,7 @@ def test_new_messages_rewind_and_reinsert_match_a_fresh_read(
 
 def test_compression_continues_in_a_linked_session(reader: HermesReader, db: Path) -> None:
     index = read_fresh(reader, db)
-    conn = host(db)
+    conn = host_connection(db)
     conn.execute("UPDATE sessions SET end_reason = 'compression', ended_at = ?", (NOW,))
     add_session(conn, "20260101_110000_ef34ab", parent=SID)
     add(conn, "user", "Now check /home/u/Downloads", sid="20260101_110000_ef34ab")
@@ -144,7 +144,7 @@ def test_compression_continues_in_a_linked_session(reader: HermesReader, db: Pat
 
 def test_deleted_session_is_removed(reader: HermesReader, db: Path) -> None:
     index = read_fresh(reader, db)
-    conn = host(db)
+    conn = host_connection(db)
     conn.execute("DELETE FROM messages")
     conn.execute("DELETE FROM sessions")
     conn.close()
@@ -155,7 +155,7 @@ def test_deleted_session_is_removed(reader: HermesReader, db: Path) -> None:
 def test_unchanged_database_rereads_only_the_newest_ended_session(
     reader: HermesReader, db: Path
 ) -> None:
-    conn = host(db)
+    conn = host_connection(db)
     add_session(conn, "20250101_000000_old")
     conn.execute("UPDATE sessions SET ended_at = 5 WHERE id = '20250101_000000_old'")
     add_session(conn, "20260101_120000_new")
@@ -170,7 +170,7 @@ def test_unchanged_database_rereads_only_the_newest_ended_session(
 def test_web_tools_taint_later_replies_until_the_next_prompt(
     reader: HermesReader, db: Path
 ) -> None:
-    conn = host(db)
+    conn = host_connection(db)
     add(conn, "user", "What's the latest Python?")
     add(conn, "assistant", "Let me check.", tool_calls=[call("web_extract", urls=["x"])])
     add(conn, "tool", "Python 3.14 released", tool_name="web_extract")
@@ -187,7 +187,7 @@ def test_web_tools_taint_later_replies_until_the_next_prompt(
 def test_review_harness_prompts_and_their_replies_are_skipped(
     reader: HermesReader, db: Path
 ) -> None:
-    conn = host(db)
+    conn = host_connection(db)
     add(conn, "user", "Review the conversation above and consider saving to memory anything")
     add(conn, "assistant", "Saving a memory about disk usage.")
     add(conn, "user", "Back to work: clean ~/tmp")
@@ -205,7 +205,7 @@ def test_review_harness_prompts_and_their_replies_are_skipped(
 def test_malformed_tool_calls_are_reported_and_the_rest_indexed(
     reader: HermesReader, db: Path
 ) -> None:
-    conn = host(db)
+    conn = host_connection(db)
     conn.execute("UPDATE messages SET tool_calls = '[{\"id\": ' WHERE id = 2")
     conn.close()
     result = reader.read(db, None, ReaderOptions())
@@ -215,7 +215,7 @@ def test_malformed_tool_calls_are_reported_and_the_rest_indexed(
 
 def test_unknown_schema_is_unsupported(reader: HermesReader, tmp_path: Path) -> None:
     path = tmp_path / "state.db"
-    conn = host(path)
+    conn = host_connection(path)
     conn.execute("CREATE TABLE sessions (id TEXT PRIMARY KEY)")
     conn.execute("CREATE TABLE messages (id INTEGER PRIMARY KEY, body TEXT)")
     conn.close()
@@ -224,7 +224,7 @@ def test_unknown_schema_is_unsupported(reader: HermesReader, tmp_path: Path) -> 
 
 
 def test_host_write_transaction_does_not_block_reading(reader: HermesReader, db: Path) -> None:
-    conn = host(db)
+    conn = host_connection(db)
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("BEGIN IMMEDIATE")
     add(conn, "user", "uncommitted prompt")
@@ -236,7 +236,7 @@ def test_host_write_transaction_does_not_block_reading(reader: HermesReader, db:
 
 
 def test_locked_database_raises_source_busy_quickly(reader: HermesReader, db: Path) -> None:
-    conn = host(db)
+    conn = host_connection(db)
     conn.execute("BEGIN EXCLUSIVE")
     started = time.monotonic()
     with pytest.raises(SourceBusy):
@@ -247,32 +247,17 @@ def test_locked_database_raises_source_busy_quickly(reader: HermesReader, db: Pa
 
 
 def test_reading_never_makes_a_host_write_fail(reader: HermesReader, db: Path) -> None:
-    setup = host(db)
+    setup = host_connection(db)
     setup.execute("PRAGMA journal_mode = WAL")
     setup.close()
-    stop = threading.Event()
-    reads = 0
-
-    def keep_reading() -> None:
-        nonlocal reads
-        index = MemoryIndex()
-        while not stop.is_set():
-            index.read(reader, db)
-            reads += 1
-
-    thread = threading.Thread(target=keep_reading)
-    thread.start()
-    try:
-        writer = host(db, timeout=0.2)
+    with reading_in_background(reader, db) as reads:
+        writer = host_connection(db, timeout=0.2)
         for i in range(40):
             writer.execute("BEGIN IMMEDIATE")
             add(writer, "user", f"prompt {i}")
             writer.execute("COMMIT")
         writer.close()
-    finally:
-        stop.set()
-        thread.join()
-    assert reads > 0
+    assert reads.count > 0
     assert len(read_fresh(reader, db).texts("user")) == 41
 
 

@@ -15,7 +15,7 @@ import pytest
 from backscroll.model import ReaderOptions
 from backscroll.readers.base import HostEnv
 from backscroll.readers.kilo_code import KiloCodeReader
-from tests.readers.util import MemoryIndex, fixture, read_fresh
+from tests.readers.util import MemoryIndex, fixture, read_fresh, role_counts
 
 reader = KiloCodeReader()
 EXT = Path("Code") / "User" / "globalStorage" / "kilocode.kilo-code"
@@ -34,16 +34,9 @@ def _task(tmp_path: Path, doc: Any) -> Path:
     return path
 
 
-def _roles(index: MemoryIndex) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for turn in index.turns.values():
-        counts[turn.role] = counts.get(turn.role, 0) + 1
-    return counts
-
-
 def test_sample_turns_by_role(tmp_path: Path) -> None:
     index = read_fresh(reader, _task(tmp_path, _sample_doc()))
-    assert _roles(index) == {"user": 2, "assistant": 2}
+    assert role_counts(index) == {"user": 2, "assistant": 2}
     assert index.texts("user") == [
         "Implement rate limiting middleware for our Express API",
         "Add separate limits for authenticated and anonymous users",

@@ -23,6 +23,7 @@ from tests.readers.util import (
     copy_fixture,
     grow_file_incrementally,
     read_fresh,
+    role_counts,
 )
 
 SID = "5c1d7e2a-8b3f-4a6e-9d0c-2f4b6a8c0e13"
@@ -30,13 +31,6 @@ LOG = f"{SID}.jsonl"
 IDE = "ide-workspace-session.json"
 cli = KiroCliReader()
 ide = KiroIdeReader()
-
-
-def _roles(index: MemoryIndex) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for turn in index.turns.values():
-        counts[turn.role] = counts.get(turn.role, 0) + 1
-    return counts
 
 
 def _cli_dir(tmp_path: Path, sidecar: bool = True) -> Path:
@@ -52,7 +46,7 @@ def _cli_dir(tmp_path: Path, sidecar: bool = True) -> Path:
 
 def test_cli_turns_by_role_and_texts(tmp_path: Path) -> None:
     index = read_fresh(cli, _cli_dir(tmp_path))
-    assert _roles(index) == {"user": 2, "assistant": 3}
+    assert role_counts(index) == {"user": 2, "assistant": 3}
     assert index.texts("user") == [
         "Why does the nightly export job time out?",
         "Check the Postgres docs for partial indexes.",
@@ -147,7 +141,7 @@ def _ide_place(tmp_path: Path) -> Path:
 
 def test_ide_turns_by_role_and_texts(tmp_path: Path) -> None:
     index = read_fresh(ide, _ide_place(tmp_path))
-    assert _roles(index) == {"user": 2, "assistant": 2}
+    assert role_counts(index) == {"user": 2, "assistant": 2}
     assert index.texts("user") == [
         "Add a dark mode toggle to the app header",
         "Make sure it persists the preference in localStorage",

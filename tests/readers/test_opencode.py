@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
-import threading
 import time
 from pathlib import Path
 
@@ -20,7 +19,13 @@ from backscroll.errors import SourceBusy
 from backscroll.model import ReaderOptions
 from backscroll.readers.base import HostEnv
 from backscroll.readers.opencode import KiloCliReader, OpenCodeReader
-from tests.readers.util import FIXTURES, MemoryIndex, copy_fixture, read_fresh
+from tests.readers.util import (
+    FIXTURES,
+    copy_fixture,
+    host_connection,
+    read_fresh,
+    reading_in_background,
+)
 
 SID = "ses_demo01"
 NOW = 1767225700000  # ms, later than everything in the sample
@@ -41,11 +46,6 @@ def legacy(tmp_path: Path) -> Path:
     storage = tmp_path / "opencode" / "storage"
     shutil.copytree(FIXTURES / "opencode" / "legacy-storage", storage)
     return storage
-
-
-def host(path: Path) -> sqlite3.Connection:
-    conn = sqlite3.connect(path, isolation_level=None, timeout=5)
-    return conn
 
 
 def add_message(
@@ -120,7 +120,7 @@ def test_new_message_streaming_update_and_reinsert_match_a_fresh_read(
     reader: OpenCodeReader, db: Path
 ) -> None:
     index = read_fresh(reader, db)
-    conn = host(db)
+    conn = host_connection(db)
     add_message(
         conn,
         "msg_u3",
@@ -170,7 +170,7 @@ def test_new_message_streaming_update_and_reinsert_match_a_fresh_read(
 
 def test_insert_is_found_without_a_session_bump(reader: OpenCodeReader, db: Path) -> None:
     index = read_fresh(reader, db)
-    conn = host(db)
+    conn = host_connection(db)
     conn.execute(
         "INSERT INTO message VALUES ('msg_u9', ?, 1, 1, ?)",
         (SID, json.dumps({"role": "user", "time": {"created": NOW}})),
@@ -189,7 +189,7 @@ def test_unchanged_database_rereads_only_the_newest_session(
 ) -> None:
     """Sessions updated in the same millisecond as the last read are read again (a
     write may have landed in it); older ones are not."""
-    conn = host(db)
+    conn = host_connection(db)
     conn.execute(
         "INSERT INTO session (id, project_id, slug, directory, title, version, time_created,"
         " time_updated) VALUES ('ses_old', 'p_demo', 's', '/tmp', 't', '1', 1, 1)"
@@ -205,7 +205,7 @@ def test_new_session_is_picked_up_and_deleted_session_removed(
     reader: OpenCodeReader, db: Path
 ) -> None:
     index = read_fresh(reader, db)
-    conn = host(db)
+    conn = host_connection(db)
     conn.execute(
         "INSERT INTO session (id, project_id, slug, directory, title, version, time_created,"
         " time_updated) VALUES ('ses_two', 'p_demo', 'calm-fox', '/home/user/other', 'Other',"
@@ -240,7 +240,7 @@ def test_new_session_is_picked_up_and_deleted_session_removed(
 def test_web_fetch_taints_later_assistant_text_until_next_prompt(
     reader: OpenCodeReader, db: Path
 ) -> None:
-    conn = host(db)
+    conn = host_connection(db)
     add_message(
         conn,
         "msg_u5",
@@ -282,7 +282,7 @@ def test_web_fetch_taints_later_assistant_text_until_next_prompt(
 
 
 def test_synthetic_and_ignored_text_parts_are_skipped(reader: OpenCodeReader, db: Path) -> None:
-    conn = host(db)
+    conn = host_connection(db)
     add_message(
         conn,
         "msg_u7",
@@ -302,7 +302,7 @@ def test_synthetic_and_ignored_text_parts_are_skipped(reader: OpenCodeReader, db
 
 
 def test_unfinished_or_failed_summary_is_not_indexed(reader: OpenCodeReader, db: Path) -> None:
-    conn = host(db)
+    conn = host_connection(db)
     add_message(
         conn,
         "msg_s1",
@@ -330,7 +330,7 @@ def test_unfinished_or_failed_summary_is_not_indexed(reader: OpenCodeReader, db:
 
 
 def test_subagent_sessions_only_when_asked(reader: OpenCodeReader, db: Path) -> None:
-    conn = host(db)
+    conn = host_connection(db)
     conn.execute(
         "INSERT INTO session (id, project_id, parent_id, slug, directory, title, version,"
         " time_created, time_updated) VALUES ('ses_sub', 'p_demo', ?, 's', '/home/user/demo',"
@@ -357,7 +357,7 @@ def test_subagent_sessions_only_when_asked(reader: OpenCodeReader, db: Path) -> 
 
 
 def test_malformed_part_is_reported_and_the_rest_indexed(reader: OpenCodeReader, db: Path) -> None:
-    conn = host(db)
+    conn = host_connection(db)
     conn.execute('UPDATE part SET data = \'{"type": "text", "te\' WHERE id = \'prt_a1d\'')
     conn.close()
     result = reader.read(db, None, ReaderOptions())
@@ -367,7 +367,7 @@ def test_malformed_part_is_reported_and_the_rest_indexed(reader: OpenCodeReader,
 
 def test_unknown_schema_is_unsupported(reader: OpenCodeReader, tmp_path: Path) -> None:
     path = tmp_path / "opencode.db"
-    conn = host(path)
+    conn = host_connection(path)
     conn.execute("CREATE TABLE session_v2 (id TEXT PRIMARY KEY, directory TEXT)")
     conn.execute("CREATE TABLE session_message (id TEXT, session_id TEXT, seq INTEGER)")
     conn.close()
@@ -381,7 +381,7 @@ def test_unknown_schema_is_unsupported(reader: OpenCodeReader, tmp_path: Path) -
 
 
 def test_host_write_transaction_does_not_block_reading(reader: OpenCodeReader, db: Path) -> None:
-    conn = host(db)
+    conn = host_connection(db)
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("BEGIN IMMEDIATE")
     conn.execute("UPDATE session SET title = 'uncommitted' WHERE id = ?", (SID,))
@@ -394,7 +394,7 @@ def test_host_write_transaction_does_not_block_reading(reader: OpenCodeReader, d
 
 
 def test_locked_database_raises_source_busy_quickly(reader: OpenCodeReader, db: Path) -> None:
-    conn = host(db)  # rollback-journal mode: an exclusive lock shuts readers out
+    conn = host_connection(db)  # rollback-journal mode: an exclusive lock shuts readers out
     conn.execute("BEGIN EXCLUSIVE")
     started = time.monotonic()
     with pytest.raises(SourceBusy):
@@ -405,23 +405,11 @@ def test_locked_database_raises_source_busy_quickly(reader: OpenCodeReader, db: 
 
 
 def test_reading_never_makes_a_host_write_fail(reader: OpenCodeReader, db: Path) -> None:
-    setup = host(db)
+    setup = host_connection(db)
     setup.execute("PRAGMA journal_mode = WAL")
     setup.close()
-    stop = threading.Event()
-    reads = 0
-
-    def keep_reading() -> None:
-        nonlocal reads
-        index = MemoryIndex()
-        while not stop.is_set():
-            index.read(reader, db)
-            reads += 1
-
-    thread = threading.Thread(target=keep_reading)
-    thread.start()
-    try:
-        writer = sqlite3.connect(db, isolation_level=None, timeout=0.2)
+    with reading_in_background(reader, db) as reads:
+        writer = host_connection(db, timeout=0.2)
         for i in range(40):
             add_message(
                 writer,
@@ -431,10 +419,7 @@ def test_reading_never_makes_a_host_write_fail(reader: OpenCodeReader, db: Path)
                 NOW + i,
             )
         writer.close()
-    finally:
-        stop.set()
-        thread.join()
-    assert reads > 0
+    assert reads.count > 0
     assert len(read_fresh(reader, db).texts("user")) == 41
 
 
@@ -470,7 +455,7 @@ def test_legacy_and_database_copies_of_a_session_give_the_same_turns(
     reader: OpenCodeReader, legacy: Path, db: Path
 ) -> None:
     """A session the 1.2 migration imported is one session: same keys, same turns."""
-    conn = host(db)
+    conn = host_connection(db)
     conn.execute(
         "INSERT INTO session (id, project_id, slug, directory, title, version, time_created,"
         " time_updated) VALUES ('ses_test1', 'p_demo', 's', '/tmp/test-project',"

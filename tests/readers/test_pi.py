@@ -16,7 +16,9 @@ from tests.readers.util import (
     copy_fixture,
     fixture,
     grow_file_incrementally,
+    line_starts,
     read_fresh,
+    role_counts,
 )
 
 V1 = "2024-01-15T10-30-00-000Z_abc12345-1234-5678-9abc-def012345678.jsonl"
@@ -26,21 +28,9 @@ V3_ID = "019e0000-0000-7000-8000-000000000001"
 reader = PiReader()
 
 
-def _roles(index: MemoryIndex) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for turn in index.turns.values():
-        counts[turn.role] = counts.get(turn.role, 0) + 1
-    return counts
-
-
-def _line_starts(path: Path) -> list[int]:
-    data = path.read_bytes()
-    return [i + 1 for i, b in enumerate(data) if b == 0x0A]
-
-
 def test_v1_sample_turns_by_role() -> None:
     index = read_fresh(reader, fixture("pi", V1))
-    assert _roles(index) == {"user": 2, "assistant": 2}
+    assert role_counts(index) == {"user": 2, "assistant": 2}
     assert index.texts("user") == [
         "How do I create a Rust struct with a generic lifetime parameter?",
         "Can you show me a tool call example?",
@@ -51,7 +41,7 @@ def test_v1_sample_turns_by_role() -> None:
 
 def test_v3_sample_indexes_messages_and_both_summaries() -> None:
     index = read_fresh(reader, fixture("pi", V3))
-    assert _roles(index) == {"user": 1, "assistant": 1, "summary": 2}
+    assert role_counts(index) == {"user": 1, "assistant": 1, "summary": 2}
     assert set(index.turns) == {(V3_ID, k) for k in ("u1", "a1", "c1", "b1")}
     assert index.texts("summary") == [
         "Compacted earlier discussion about the parser.",
@@ -84,7 +74,7 @@ def test_session_metadata_title_project_start_and_resume() -> None:
 
 def test_v1_turns_are_keyed_by_byte_offset() -> None:
     index = read_fresh(reader, fixture("pi", V1))
-    starts = [0, *_line_starts(fixture("pi", V1))]
+    starts = [0, *line_starts(fixture("pi", V1))]
     assert {k for _, k in index.turns} == {f"o:{starts[i]}" for i in (1, 2, 3, 4)}
 
 
@@ -92,7 +82,7 @@ def test_incremental_reads_equal_a_fresh_read(tmp_path: Path) -> None:
     for name in (V1, V3):
         source = fixture("pi", name)
         size = source.stat().st_size
-        starts = _line_starts(source)
+        starts = line_starts(source)
         cuts = sorted({*starts, *(s - 7 for s in starts), 1, size // 3, size // 2})
         grown = grow_file_incrementally(reader, source, tmp_path / "--p--" / name, cuts)
         fresh = read_fresh(reader, source)
@@ -172,7 +162,7 @@ def test_assistant_text_after_a_web_fetch_is_tainted_until_the_next_prompt(
     ]
     source = tmp_path / "src.jsonl"
     source.write_text("".join(json.dumps(x) + "\n" for x in lines))
-    cuts = _line_starts(source)
+    cuts = line_starts(source)
     grown = grow_file_incrementally(reader, source, tmp_path / "--x--" / "s.jsonl", cuts)
     tainted = {k: t.tainted for (_, k), t in grown.turns.items()}
     assert tainted == {"u1": False, "a1": False, "a2": True, "u2": False, "a3": False}
@@ -219,6 +209,6 @@ def test_omp_files_resume_with_omp(tmp_path: Path) -> None:
 
 def test_state_stays_small_after_many_reads(tmp_path: Path) -> None:
     source = fixture("pi", V3)
-    grown = grow_file_incrementally(reader, source, tmp_path / V3, _line_starts(source))
+    grown = grow_file_incrementally(reader, source, tmp_path / V3, line_starts(source))
     assert isinstance(grown.cursor, Cursor)
     assert set(grown.cursor.state) == {"line", "sid", "cwd", "titled", "tainted"}

@@ -18,7 +18,7 @@ import pytest
 from backscroll.model import ReaderOptions
 from backscroll.readers.base import HostEnv
 from backscroll.readers.qwen_code import QwenCodeReader
-from tests.readers.util import MemoryIndex, fixture, grow_file_incrementally, read_fresh
+from tests.readers.util import MemoryIndex, fixture, grow_file_incrementally, line_cuts, read_fresh
 
 HOST = "qwen-code"
 SID = "7c1e2f4a-5b6d-4e8f-9a0b-1c2d3e4f5a6b"
@@ -39,16 +39,6 @@ def placed(home: Path) -> Path:
     dest = chats(home) / JSONL
     shutil.copyfile(fixture(HOST, JSONL), dest)
     return dest
-
-
-def line_cuts(data: bytes) -> list[int]:
-    cuts: list[int] = []
-    start = 0
-    for i, byte in enumerate(data):
-        if byte == ord("\n"):
-            cuts += [i, i + 1, i + 2, (start + i) // 2]
-            start = i + 1
-    return cuts
 
 
 def test_prompts_answers_and_compression_summary(isolated_home: Path) -> None:

@@ -17,7 +17,7 @@ import pytest
 from backscroll.model import ReaderOptions
 from backscroll.readers.base import HostEnv
 from backscroll.readers.roo_code import RooCodeReader
-from tests.readers.util import MemoryIndex, fixture, read_fresh
+from tests.readers.util import MemoryIndex, fixture, read_fresh, role_counts
 
 reader = RooCodeReader()
 EXT = Path("Code") / "User" / "globalStorage" / "rooveterinaryinc.roo-cline"
@@ -48,16 +48,9 @@ def _task(tmp_path: Path, doc: Any, item: dict[str, Any] | None = None) -> Path:
     return path
 
 
-def _roles(index: MemoryIndex) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for turn in index.turns.values():
-        counts[turn.role] = counts.get(turn.role, 0) + 1
-    return counts
-
-
 def test_sample_turns_by_role(tmp_path: Path) -> None:
     index = read_fresh(reader, _task(tmp_path, _sample_doc()))
-    assert _roles(index) == {"user": 2, "assistant": 2}
+    assert role_counts(index) == {"user": 2, "assistant": 2}
     assert index.texts("user") == [
         "Set up a CI/CD pipeline with GitHub Actions for our Node.js project",
         "Add a matrix strategy to test on Node 18 and 20",

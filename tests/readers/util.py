@@ -8,9 +8,16 @@ file incrementally gives the same turns as reading it fresh.
 
 from __future__ import annotations
 
+import json
 import shutil
+import sqlite3
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from backscroll.model import Cursor, ReaderOptions, ReadResult, Session, Turn
 from backscroll.readers.base import Reader
@@ -106,3 +113,67 @@ def copy_fixture(host: str, name: str, dest_dir: Path, new_name: str | None = No
     dest = dest_dir / (new_name or name)
     shutil.copyfile(fixture(host, name), dest)
     return dest
+
+
+def role_counts(index: MemoryIndex) -> Counter[str]:
+    """How many turns of each role the index holds."""
+    return Counter(turn.role for turn in index.turns.values())
+
+
+def all_text(index: MemoryIndex) -> str:
+    return "\n".join(index.texts())
+
+
+def append_lines(path: Path, *entries: dict[str, Any]) -> None:
+    """Append ``entries`` to a JSONL file, one line each, as a host would."""
+    with open(path, "a", encoding="utf-8") as fh:
+        for entry in entries:
+            fh.write(json.dumps(entry) + "\n")
+
+
+def line_cuts(data: bytes) -> list[int]:
+    """Every line end, one byte either side of it, and a point in each line's middle."""
+    cuts: list[int] = []
+    start = 0
+    for i, byte in enumerate(data):
+        if byte == ord("\n"):
+            cuts += [i, i + 1, i + 2, (start + i) // 2]
+            start = i + 1
+    return cuts
+
+
+def line_starts(path: Path) -> list[int]:
+    """The offset just after every newline of the file."""
+    return [i + 1 for i, b in enumerate(path.read_bytes()) if b == 0x0A]
+
+
+def host_connection(path: Path, timeout: float = 5) -> sqlite3.Connection:
+    """A connection to a host database as the host itself writes it (autocommit)."""
+    return sqlite3.connect(path, isolation_level=None, timeout=timeout)
+
+
+@dataclass
+class BackgroundReads:
+    count: int = 0
+
+
+@contextmanager
+def reading_in_background(reader: Reader, path: Path) -> Iterator[BackgroundReads]:
+    """Read ``path`` incrementally in a thread, over and over, while the block runs
+    (as the daemon would while the host writes); ``count`` is the reads finished."""
+    stop = threading.Event()
+    reads = BackgroundReads()
+
+    def keep_reading() -> None:
+        index = MemoryIndex()
+        while not stop.is_set():
+            index.read(reader, path)
+            reads.count += 1
+
+    thread = threading.Thread(target=keep_reading)
+    thread.start()
+    try:
+        yield reads
+    finally:
+        stop.set()
+        thread.join()
