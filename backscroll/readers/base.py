@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any, ClassVar, Protocol, TypeGuard
+from typing import IO, Any, ClassVar, Protocol, Self, TypeGuard
 from urllib.parse import unquote, urlsplit
 
 from backscroll.model import Cursor, Kind, Problem, ReaderOptions, ReadResult
@@ -285,6 +285,47 @@ def parse_lines(tail: Tail, lines: Iterator[Line]) -> Iterator[tuple[Line, Any]]
 
 def next_line_number(tail: Tail) -> int:
     return tail.first_line_number + tail.lines_read
+
+
+# --------------------------------------------------------------------------- session progress
+
+
+@dataclass(slots=True)
+class SessionProgress:
+    """What a reader of one session per append-only file carries from one read to
+    the next; ``state()`` is what it saves."""
+
+    session_id: str | None = None
+    cwd: str | None = None
+    title: str | None = None
+    first_user: str | None = None
+    started: float | None = None
+    updated: float | None = None
+    tainted: bool = False
+
+    @classmethod
+    def resumed(cls, state: Mapping[str, Any]) -> Self:
+        return cls(
+            session_id=state.get("sid"),
+            cwd=state.get("cwd"),
+            title=state.get("title"),
+            first_user=state.get("first_user"),
+            started=state.get("started"),
+            updated=state.get("updated"),
+            tainted=bool(state.get("tainted")),
+        )
+
+    def state(self, line: int) -> dict[str, Any]:
+        return {
+            "line": line,
+            "sid": self.session_id,
+            "cwd": self.cwd,
+            "title": self.title,
+            "first_user": self.first_user,
+            "started": self.started,
+            "updated": self.updated,
+            "tainted": self.tainted,
+        }
 
 
 # --------------------------------------------------------------------------- values

@@ -35,6 +35,7 @@ from backscroll.model import (
 from backscroll.readers.base import (
     BaseReader,
     HostEnv,
+    SessionProgress,
     clean_text,
     first_line_title,
     is_external_tool,
@@ -82,43 +83,12 @@ def _tool_names(event: Mapping[str, Any], data: Mapping[str, Any]) -> list[str]:
 
 
 @dataclass(slots=True)
-class _Stream:
+class _Stream(SessionProgress):
     """What reading events teaches us; ``state()`` is the small part kept between reads."""
 
-    session_id: str | None = None
-    cwd: str | None = None
-    title: str | None = None
-    first_user: str | None = None
-    started: float | None = None
-    updated: float | None = None
-    tainted: bool = False
     turns: dict[str, Turn] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
     unsupported: str | None = None
-
-    @classmethod
-    def resumed(cls, state: Mapping[str, Any]) -> _Stream:
-        return cls(
-            session_id=state.get("sid"),
-            cwd=state.get("cwd"),
-            title=state.get("title"),
-            first_user=state.get("first_user"),
-            started=state.get("started"),
-            updated=state.get("updated"),
-            tainted=bool(state.get("tainted")),
-        )
-
-    def state(self, line: int) -> dict[str, Any]:
-        return {
-            "line": line,
-            "sid": self.session_id,
-            "cwd": self.cwd,
-            "title": self.title,
-            "first_user": self.first_user,
-            "started": self.started,
-            "updated": self.updated,
-            "tainted": self.tainted,
-        }
 
     def event(self, event: Mapping[str, Any], offset: int, opts: ReaderOptions) -> None:
         kind = event.get("type")

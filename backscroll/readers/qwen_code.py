@@ -31,6 +31,7 @@ from backscroll.model import (
 from backscroll.readers.base import (
     BaseReader,
     HostEnv,
+    SessionProgress,
     clean_text,
     first_line_title,
     is_external_tool,
@@ -99,39 +100,7 @@ def _compression_summary(payload: Any) -> str:
 
 
 @dataclass(slots=True)
-class _Log:
-    session_id: str | None = None
-    cwd: str | None = None
-    title: str | None = None
-    first_user: str | None = None
-    started: float | None = None
-    updated: float | None = None
-    tainted: bool = False
-
-    @classmethod
-    def resumed(cls, state: Mapping[str, Any]) -> _Log:
-        return cls(
-            session_id=state.get("sid"),
-            cwd=state.get("cwd"),
-            title=state.get("title"),
-            first_user=state.get("first_user"),
-            started=state.get("started"),
-            updated=state.get("updated"),
-            tainted=bool(state.get("tainted")),
-        )
-
-    def state(self, line: int) -> dict[str, Any]:
-        return {
-            "line": line,
-            "sid": self.session_id,
-            "cwd": self.cwd,
-            "title": self.title,
-            "first_user": self.first_user,
-            "started": self.started,
-            "updated": self.updated,
-            "tainted": self.tainted,
-        }
-
+class _Log(SessionProgress):
     def record(
         self, rec: Mapping[str, Any], offset: int, opts: ReaderOptions
     ) -> tuple[str, Role, str, float | None, bool, bool] | None:
