@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -241,7 +242,7 @@ def call_tool(
     """Run one tool: ``(framed text, JSON result)``. Raises BackscrollError on failure."""
     budget = cfg.limits.max_total_chars
     if name == "search_history":
-        result = query(cfg, "search", search_params(cfg, args, caller))
+        result = for_tool(query(cfg, "search", search_params(cfg, args, caller)))
         return recall.frame_search(result, caller, budget), _structured(result, caller)
     if name == "list_sessions":
         result = query(cfg, "sessions", sessions_params(args))
@@ -253,6 +254,18 @@ def call_tool(
         types.INVALID_PARAMS,
         f"unknown tool {name!r}; the tools are search_history, list_sessions, read_session",
     )
+
+
+def for_tool(result: Mapping[str, Any]) -> dict[str, Any]:
+    """The result with its message worded for this tool's arguments, not CLI flags."""
+    out = dict(result)
+    message = out.get("message")
+    if isinstance(message, str):
+        message = message.replace(", use fewer words, or try --any", " or use fewer words")
+        message = re.sub(r",? or (try )?--any", "", message)
+        message = message.replace("--since-days", "days")
+        out["message"] = re.sub(r"--([a-z]+)", r"\1", message)
+    return out
 
 
 def _structured(result: Mapping[str, Any], caller: str | None) -> dict[str, Any]:

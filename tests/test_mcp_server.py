@@ -281,6 +281,12 @@ def test_empty_answers_say_why(anon: McpProcess) -> None:
     assert "host 'no-such-host' is not enabled" in text_of(nohost)
     assert text_of(nomatch).splitlines()[0] == recall.HEADER
     assert "in the last 1 days" in text_of(old) and "are older" in text_of(old)
+    # Advice names the tool's arguments, not the CLI's flags.
+    assert "drop days" in text_of(old)
+    narrowed = anon.call("search_history", {"query": "zebracrossing", "role": "summary"})
+    assert "with role; drop a filter or use fewer words" in text_of(narrowed)
+    for result in (nomatch, old, narrowed):
+        assert " --" not in text_of(result)
 
 
 def test_nothing_indexed_yet_is_its_own_answer(tmp_path: Path) -> None:
