@@ -1,33 +1,37 @@
 """One way to ask a question: the daemon when it runs, the index directly when not.
 
 Used by the CLI, the MCP server and the prompt hooks. Imports neither daemon/
-nor store/ unless it has to fall back to the direct path.
+nor store/ (nor the config machinery, when there is no config file) unless it
+has to fall back to the direct path.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from backscroll.client import RemoteError, try_connect
-from backscroll.config import Config
+from backscroll import paths
+from backscroll.client import Client, RemoteError, try_connect
 from backscroll.errors import BackscrollError
 
+if TYPE_CHECKING:
+    from backscroll.config import Config
 
-def query(
-    cfg: Config, method: str, params: dict[str, Any], timeout: float = 60.0
-) -> dict[str, Any]:
-    """The method's result as a dict, with ``"daemon": true|false`` saying who answered."""
-    client = try_connect(cfg.socket_path(), timeout)
-    if client is not None:
-        with client:
-            try:
-                result = client.call(method, params)
-            except RemoteError as exc:
-                raise BackscrollError(exc.message) from None
-        out = dict(result)
-        if method != "status":
-            out["daemon"] = True
-        return out
+
+def _ask(client: Client, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    with client:
+        try:
+            result = client.call(method, params)
+        except RemoteError as exc:
+            raise BackscrollError(exc.message) from None
+    out = dict(result)
+    if method != "status":
+        out["daemon"] = True
+    return out
+
+
+def _direct(cfg: Config, method: str, params: dict[str, Any]) -> dict[str, Any]:
     from backscroll import direct
     from backscroll.protocol import ProtocolError
 
@@ -38,3 +42,41 @@ def query(
     out = dict(result)
     out["daemon"] = False
     return out
+
+
+def query(
+    cfg: Config, method: str, params: dict[str, Any], timeout: float = 60.0
+) -> dict[str, Any]:
+    """The method's result as a dict, with ``"daemon": true|false`` saying who answered."""
+    client = try_connect(cfg.socket_path(), timeout)
+    if client is not None:
+        return _ask(client, method, params)
+    return _direct(cfg, method, params)
+
+
+def load_config(config_file: Path | None = None) -> Config:
+    from backscroll import config
+
+    return config.load(config_file)
+
+
+def needs_config(config_file: Path | None = None) -> bool:
+    """Whether a config file exists that could change the socket or the limits."""
+    return (config_file or paths.config_path()).exists()
+
+
+def query_fast(
+    config_file: Path | None, method: str, params: dict[str, Any], timeout: float = 60.0
+) -> dict[str, Any]:
+    """Like :func:`query`, but reaches the daemon without loading the config when
+    there is no config file (the common case): the CLI's fast path."""
+    cfg = None
+    if os.environ.get("BACKSCROLL_SOCKET") or not needs_config(config_file):
+        socket = paths.socket_path()
+    else:
+        cfg = load_config(config_file)
+        socket = cfg.socket_path()
+    client = try_connect(socket, timeout)
+    if client is not None:
+        return _ask(client, method, params)
+    return _direct(cfg or load_config(config_file), method, params)

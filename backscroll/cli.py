@@ -25,15 +25,19 @@ def _config(args: argparse.Namespace) -> Any:
     return config.load(path)
 
 
+def _config_file(args: argparse.Namespace) -> Path | None:
+    return Path(args.config) if getattr(args, "config", None) else None
+
+
 def _emit(data: Any) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=None, default=str) + "\n")
 
 
 def _query(args: argparse.Namespace, method: str, params: dict[str, Any]) -> dict[str, Any]:
     """Ask the daemon; without one, answer from the index directly (flagged)."""
-    from backscroll.access import query
+    from backscroll.access import query_fast
 
-    return query(_config(args), method, params)
+    return query_fast(_config_file(args), method, params)
 
 
 # --------------------------------------------------------------------------- commands
@@ -162,7 +166,9 @@ class _Progress:
 
 
 def _search_params(args: argparse.Namespace) -> dict[str, Any]:
-    limits = _config(args).limits
+    from backscroll.access import needs_config
+
+    limits = _config(args).limits if needs_config(_config_file(args)) else None
     project = args.project
     if args.here:
         project = os.getcwd()
@@ -182,10 +188,10 @@ def _search_params(args: argparse.Namespace) -> dict[str, Any]:
             "until": until,
             "session": args.session,
             "any": args.any or None,
-            "limit": args.limit if args.limit is not None else limits.max_hits,
+            "limit": args.limit if args.limit is not None or not limits else limits.max_hits,
             "context": args.context,
-            "max_turn_chars": args.max_turn_chars or limits.max_turn_chars,
-            "max_total_chars": args.max_total_chars or limits.max_total_chars,
+            "max_turn_chars": args.max_turn_chars or (limits and limits.max_turn_chars),
+            "max_total_chars": args.max_total_chars or (limits and limits.max_total_chars),
         }.items()
         if v is not None
     }

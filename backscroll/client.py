@@ -11,7 +11,7 @@ import socket
 from pathlib import Path
 from typing import Any
 
-from backscroll import protocol
+from backscroll import wire as protocol
 from backscroll.errors import DaemonNotRunning
 
 
@@ -33,7 +33,8 @@ class Client:
         self._id = 0
 
     def __enter__(self) -> Client:
-        self.connect()
+        if self._sock is None:
+            self.connect()
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -18,8 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-
 from backscroll import paths
 from backscroll.errors import ConfigError
 
@@ -141,6 +139,8 @@ def load(path: Path | None = None, *, known_hosts: tuple[str, ...] | None = None
         if explicit:
             raise ConfigError([f"{path}: no such config file; create it from config.example.yaml"])
         return _env_overrides(Config())
+    import yaml
+
     try:
         text = path.read_text(encoding="utf-8")
         data = yaml.safe_load(text)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 #: Unix socket paths must fit in sun_path (104 bytes on macOS, 108 on Linux).
@@ -52,6 +51,8 @@ def socket_path() -> Path:
     runtime = _env_path("XDG_RUNTIME_DIR")
     if runtime and sys.platform != "darwin":
         return runtime / "backscroll" / "backscroll.sock"
+    import tempfile
+
     uid = os.getuid() if hasattr(os, "getuid") else 0
     return Path(tempfile.gettempdir()) / f"backscroll-{uid}" / "backscroll.sock"
 

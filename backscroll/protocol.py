@@ -1,39 +1,60 @@
-"""The wire protocol shared by the daemon and its clients.
+"""The protocol shared by the daemon and its clients: the wire format
+(re-exported from :mod:`backscroll.wire`) and the validated parameter types.
 
-JSON-RPC 2.0, one JSON object per line, over a Unix socket. A client's first
-request may be ``hello`` with its protocol version; a mismatch is refused with
-both versions and the fix. Parameters are validated here, so the daemon, the
-direct (no-daemon) path and the MCP server accept exactly the same things.
+A client's first request may be ``hello`` with its protocol version; a mismatch
+is refused with both versions and the fix. Parameters are validated here, so the
+daemon, the direct (no-daemon) path and the MCP server accept exactly the same
+things.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, fields
 from typing import Any
 
-PROTOCOL_VERSION = 1
-#: Version of the JSON result shapes (``"schema"`` in every ``--json`` output).
-RESULT_SCHEMA = 1
+from backscroll.wire import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    PROTOCOL_VERSION,
+    REQUEST_TOO_LARGE,
+    RESULT_SCHEMA,
+    TIMEOUT,
+    VERSION_MISMATCH,
+    ProtocolError,
+    check_version,
+    error,
+    parse_request,
+    request,
+    result,
+)
 
-# JSON-RPC error codes
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
-VERSION_MISMATCH = -32000
-REQUEST_TOO_LARGE = -32001
-TIMEOUT = -32002
+__all__ = [
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "PARSE_ERROR",
+    "PROTOCOL_VERSION",
+    "REQUEST_TOO_LARGE",
+    "RESULT_SCHEMA",
+    "ROLES",
+    "TIMEOUT",
+    "VERSION_MISMATCH",
+    "ProtocolError",
+    "SearchParams",
+    "SessionParams",
+    "SessionsParams",
+    "check_version",
+    "error",
+    "parse_request",
+    "request",
+    "result",
+]
 
 ROLES = ("user", "assistant", "summary")
-
-
-class ProtocolError(Exception):
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 def _check(cond: bool, message: str) -> None:
@@ -140,50 +161,3 @@ class SessionParams:
             _check(ok, f"{name} must be a whole number ≥ 0")
         _check(data.get("window") is None or data["window"] <= 500, "window must be ≤ 500")
         return cls(**{k: v for k, v in data.items() if v is not None})
-
-
-# --------------------------------------------------------------------------- framing
-
-
-def request(method: str, params: Any, rid: int | str) -> bytes:
-    body = {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
-    return json.dumps(body, separators=(",", ":")).encode() + b"\n"
-
-
-def result(rid: Any, value: Any) -> bytes:
-    body = {"jsonrpc": "2.0", "id": rid, "result": value}
-    return json.dumps(body, separators=(",", ":"), default=str).encode() + b"\n"
-
-
-def error(rid: Any, code: int, message: str) -> bytes:
-    body = {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}
-    return json.dumps(body, separators=(",", ":")).encode() + b"\n"
-
-
-def parse_request(line: bytes) -> tuple[Any, str, Any]:
-    """``(id, method, params)`` from one request line, or ProtocolError."""
-    try:
-        body = json.loads(line)
-    except (ValueError, RecursionError) as exc:
-        raise ProtocolError(PARSE_ERROR, f"not valid JSON: {exc}") from None
-    if not isinstance(body, dict):
-        raise ProtocolError(INVALID_REQUEST, "a request must be a JSON object")
-    if body.get("jsonrpc") != "2.0":
-        raise ProtocolError(INVALID_REQUEST, 'missing "jsonrpc": "2.0"')
-    method = body.get("method")
-    if not isinstance(method, str):
-        raise ProtocolError(INVALID_REQUEST, '"method" must be a string')
-    rid = body.get("id")
-    if rid is not None and not isinstance(rid, int | str):
-        raise ProtocolError(INVALID_REQUEST, '"id" must be a number or a string')
-    return rid, method, body.get("params")
-
-
-def check_version(client_version: Any) -> None:
-    if client_version != PROTOCOL_VERSION:
-        raise ProtocolError(
-            VERSION_MISMATCH,
-            f"protocol mismatch: the client speaks version {client_version}, the daemon "
-            f"speaks {PROTOCOL_VERSION}; restart the daemon after upgrading backscroll "
-            f"(`systemctl --user restart backscroll`), or upgrade the client",
-        )

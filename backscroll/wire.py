@@ -1,0 +1,78 @@
+"""The wire format, without the parameter types: what a thin client needs.
+
+JSON-RPC 2.0, one JSON object per line, over a Unix socket. Kept free of
+dataclasses and friends so ``backscroll search`` starts as fast as Python can.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+PROTOCOL_VERSION = 1
+#: Version of the JSON result shapes (``"schema"`` in every ``--json`` output).
+RESULT_SCHEMA = 1
+
+# JSON-RPC error codes
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+VERSION_MISMATCH = -32000
+REQUEST_TOO_LARGE = -32001
+TIMEOUT = -32002
+
+
+class ProtocolError(Exception):
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+# --------------------------------------------------------------------------- framing
+
+
+def request(method: str, params: Any, rid: int | str) -> bytes:
+    body = {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
+    return json.dumps(body, separators=(",", ":")).encode() + b"\n"
+
+
+def result(rid: Any, value: Any) -> bytes:
+    body = {"jsonrpc": "2.0", "id": rid, "result": value}
+    return json.dumps(body, separators=(",", ":"), default=str).encode() + b"\n"
+
+
+def error(rid: Any, code: int, message: str) -> bytes:
+    body = {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}
+    return json.dumps(body, separators=(",", ":")).encode() + b"\n"
+
+
+def parse_request(line: bytes) -> tuple[Any, str, Any]:
+    """``(id, method, params)`` from one request line, or ProtocolError."""
+    try:
+        body = json.loads(line)
+    except (ValueError, RecursionError) as exc:
+        raise ProtocolError(PARSE_ERROR, f"not valid JSON: {exc}") from None
+    if not isinstance(body, dict):
+        raise ProtocolError(INVALID_REQUEST, "a request must be a JSON object")
+    if body.get("jsonrpc") != "2.0":
+        raise ProtocolError(INVALID_REQUEST, 'missing "jsonrpc": "2.0"')
+    method = body.get("method")
+    if not isinstance(method, str):
+        raise ProtocolError(INVALID_REQUEST, '"method" must be a string')
+    rid = body.get("id")
+    if rid is not None and not isinstance(rid, int | str):
+        raise ProtocolError(INVALID_REQUEST, '"id" must be a number or a string')
+    return rid, method, body.get("params")
+
+
+def check_version(client_version: Any) -> None:
+    if client_version != PROTOCOL_VERSION:
+        raise ProtocolError(
+            VERSION_MISMATCH,
+            f"protocol mismatch: the client speaks version {client_version}, the daemon "
+            f"speaks {PROTOCOL_VERSION}; restart the daemon after upgrading backscroll "
+            f"(`systemctl --user restart backscroll`), or upgrade the client",
+        )
