@@ -9,7 +9,7 @@ again on the next change instead of blocking.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
@@ -69,3 +69,15 @@ def table_columns(conn: sqlite3.Connection, table: str) -> set[str]:
 def table_names(conn: sqlite3.Connection) -> set[str]:
     rows = conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table','view')")
     return {str(r[0]) for r in rows.fetchall()}
+
+
+def schema_problem(conn: sqlite3.Connection, needed: Mapping[str, set[str]]) -> str | None:
+    """Why the database lacks the ``needed`` tables and columns, or None."""
+    tables = table_names(conn)
+    for table, columns in needed.items():
+        if table not in tables:
+            return f"no {table} table"
+        missing = columns - table_columns(conn, table)
+        if missing:
+            return f"table {table} lacks {', '.join(sorted(missing))}"
+    return None

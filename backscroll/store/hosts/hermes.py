@@ -12,7 +12,8 @@ import sqlite3
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from backscroll.store.foreign import table_columns, table_names
+from backscroll.store import foreign
+from backscroll.store.foreign import table_columns
 
 _NEEDED = {
     "sessions": {"id", "parent_session_id", "started_at"},
@@ -45,14 +46,7 @@ class MessageRow(NamedTuple):
 
 
 def schema_problem(conn: sqlite3.Connection) -> str | None:
-    tables = table_names(conn)
-    for table, columns in _NEEDED.items():
-        if table not in tables:
-            return f"no {table} table"
-        missing = columns - table_columns(conn, table)
-        if missing:
-            return f"table {table} lacks {', '.join(sorted(missing))}"
-    return None
+    return foreign.schema_problem(conn, _NEEDED)
 
 
 def _column(conn: sqlite3.Connection, table: str, column: str) -> str:

@@ -11,7 +11,8 @@ import sqlite3
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from backscroll.store.foreign import table_columns, table_names
+from backscroll.store import foreign
+from backscroll.store.foreign import table_names
 
 _NEEDED = {
     "session": {"id", "parent_id", "directory", "title", "time_created", "time_updated"},
@@ -53,15 +54,10 @@ class PartRow(NamedTuple):
 
 def schema_problem(conn: sqlite3.Connection) -> str | None:
     """Why this database is not the 1.x schema we read, or None when it is."""
-    tables = table_names(conn)
-    for table, columns in _NEEDED.items():
-        if table not in tables:
-            extra = " (OpenCode 2.x session_v2 layout)" if "session_v2" in tables else ""
-            return f"no {table} table{extra}"
-        missing = columns - table_columns(conn, table)
-        if missing:
-            return f"table {table} lacks {', '.join(sorted(missing))}"
-    return None
+    problem = foreign.schema_problem(conn, _NEEDED)
+    if problem and problem.startswith("no ") and "session_v2" in table_names(conn):
+        return f"{problem} (OpenCode 2.x session_v2 layout)"
+    return problem
 
 
 def v2_session_count(conn: sqlite3.Connection) -> int:
