@@ -56,7 +56,14 @@ def _translate(exc: sqlite3.OperationalError, path: Path) -> Exception:
     if "locked" in text or "busy" in text:
         return SourceBusy(f"{path} is locked by its application; will retry on its next change")
     if "unable to open" in text:
-        return FileNotFoundError(f"cannot open host database {path}: {exc}")
+        if not path.exists():  # vanished: the indexer's deleted-source policy applies
+            return FileNotFoundError(f"host database {path} is gone: {exc}")
+        # Exists but cannot be opened (permissions, a read-only mount of a WAL
+        # database): an error to report, never a reason to forget its turns.
+        return PermissionError(
+            f"cannot open host database {path} read-only ({exc}); check that backscroll "
+            "may read it and write its -shm beside it"
+        )
     return exc
 
 
