@@ -14,11 +14,13 @@ import fnmatch
 import hashlib
 import logging
 import os
+import re
+import stat
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol, TypeVar
 
 from backscroll.config import Config
 from backscroll.errors import SourceBusy
@@ -28,6 +30,7 @@ from backscroll.readers.base import HostEnv, Reader
 from backscroll.store.writer import FileRow, FileStat, IndexWriter, Update
 
 log = logging.getLogger("backscroll.indexer")
+_T = TypeVar("_T", Turn, Session)
 
 HEAD_BYTES = 1024
 #: A transaction holds at most this many files / bytes of source on a cold index.
@@ -116,8 +119,19 @@ def build_hosts(config: Config, env: HostEnv | None = None) -> list[HostSpec]:
 
 
 def file_stat(path: Path, kind: str) -> FileStat:
-    """Stat ``path``; a database's fingerprint includes its ``-wal``."""
-    st = os.stat(path)
+    """Stat ``path``; a database's fingerprint includes its ``-wal``.
+
+    Raises OSError (logged, the file skipped) for what is not a regular file: a
+    FIFO would block the reader's ``open`` forever, and a dangling symlink is
+    worth saying so rather than passing for a file that just vanished."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        if os.path.islink(path):
+            raise OSError(f"a symlink to {os.readlink(path)}, which does not exist") from None
+        raise
+    if not stat.S_ISREG(st.st_mode):
+        raise OSError("not a regular file (a directory, FIFO, socket or device)")
     size, mtime = st.st_size, st.st_mtime_ns
     if kind == "database":
         try:
@@ -173,7 +187,11 @@ class Indexer:
             for root in (*spec.roots, *extra):
                 if _is_under(path, root):
                     source = spec.reader.source_for(path)
-                    if source is not None and not self._excluded(spec, source):
+                    if (
+                        source is not None
+                        and not self._excluded(spec, source)
+                        and not _undecodable(source)
+                    ):
                         sidecar = source != path and path.name != source.name + "-wal"
                         return Item(spec, source, forced=sidecar)
         return None
@@ -190,9 +208,10 @@ class Indexer:
                 if not root.exists():
                     continue
                 for path in spec.reader.discover(root):
-                    if path not in seen and not self._excluded(spec, path):
-                        seen.add(path)
-                        yield Item(spec, path)
+                    if path in seen or self._excluded(spec, path) or _undecodable(path):
+                        continue
+                    seen.add(path)
+                    yield Item(spec, path)
         yield from self._project_files(seen)
 
     def _project_files(self, seen: set[Path]) -> Iterator[Item]:
@@ -396,7 +415,8 @@ class Indexer:
         return self._clean(result)
 
     def _clean(self, result: ReadResult) -> ReadResult:
-        """Redact secrets and drop excluded projects before anything is stored."""
+        """Redact secrets, drop excluded projects and replace lone surrogates (valid
+        JSON escapes SQLite cannot store) before anything is stored."""
         excluded = {os.path.normpath(p) for p in self.config.exclude.projects}
         drop = {
             s.session_id
@@ -404,13 +424,16 @@ class Indexer:
             if s.project and os.path.normpath(s.project) in excluded
         }
         redactor = self.redactor
-        if redactor is None and not drop:
+        if redactor is None and not drop and not _has_surrogates(result):
             return result
 
         def turn(t: Turn) -> Turn:
+            t = _scrubbed(t, "session_id", "key", "text", "note")
             return dataclasses.replace(t, text=redactor.redact(t.text)) if redactor else t
 
         def session(s: Session) -> Session:
+            s = _scrubbed(s, "session_id", "project", "title", "resume_command",
+                          "parent_session_id")  # fmt: skip
             if redactor and s.title:
                 return dataclasses.replace(s, title=redactor.redact(s.title))
             return s
@@ -419,6 +442,8 @@ class Indexer:
             result,
             turns=tuple(turn(t) for t in result.turns if t.session_id not in drop),
             sessions=tuple(session(s) for s in result.sessions if s.session_id not in drop),
+            replaced_sessions=frozenset(map(scrub, result.replaced_sessions)),
+            removed_sessions=frozenset(map(scrub, result.removed_sessions)),
         )
 
     def _vanished(self, item: Item, row: FileRow | None, summary: Summary) -> None:
@@ -460,6 +485,51 @@ class Indexer:
             if gone and row.host in by_host:
                 self._vanished(Item(by_host[row.host], Path(path)), row, summary)
         return summary
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def scrub(text: str) -> str:
+    """``text`` with lone surrogates (a JSON ``"\\udc80"`` escape, an undecodable
+    file name) replaced by U+FFFD, so it can be encoded as UTF-8 and stored."""
+    if text.isascii() or not _SURROGATE.search(text):
+        return text
+    return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
+def _scrubbed(obj: _T, *names: str) -> _T:
+    changes: dict[str, Any] = {}
+    for name in names:
+        value = getattr(obj, name)
+        if isinstance(value, str) and scrub(value) is not value:
+            changes[name] = scrub(value)
+    return dataclasses.replace(obj, **changes) if changes else obj
+
+
+def _undecodable(path: Path) -> bool:
+    """True (and logged) for a file name that is not valid UTF-8: the index keys
+    files by their path as text, which SQLite must be able to store."""
+    text = str(path)
+    if scrub(text) is text:
+        return False
+    shown = os.fsencode(path).decode("utf-8", "backslashreplace")
+    _log(logging.WARNING, "file name is not valid UTF-8; rename the file to index it",
+         event="undecodable_name", path=shown)  # fmt: skip
+    return True
+
+
+def _has_surrogates(result: ReadResult) -> bool:
+    texts: Iterator[str | None] = (
+        v for t in result.turns for v in (t.session_id, t.key, t.text, t.note)
+    )
+    sessions: Iterator[str | None] = (
+        v
+        for s in result.sessions
+        for v in (s.session_id, s.project, s.title, s.resume_command, s.parent_session_id)
+    )
+    ids = (*result.replaced_sessions, *result.removed_sessions)
+    return any(v is not None and scrub(v) is not v for v in (*texts, *sessions, *ids))
 
 
 def _is_under(path: Path, root: Path) -> bool:
