@@ -162,7 +162,11 @@ def parse(data: Any, source: str, *, known_hosts: tuple[str, ...] | None = None)
     values = _build(Config, data, "", source, problems)
     if isinstance(values, dict):
         hosts = values.get("hosts", {})
-        if known_hosts is not None:
+        if known_hosts is None:
+            from backscroll.hosts import HOST_NAMES
+
+            known_hosts = HOST_NAMES
+        if known_hosts:
             for name in hosts:
                 if name not in known_hosts:
                     problems.append(_unknown(source, f"hosts.{name}", name, known_hosts))

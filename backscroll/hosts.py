@@ -1,0 +1,33 @@
+"""Every host name backscroll knows, without importing the readers.
+
+Config validation needs the names on paths that must start fast; a test keeps
+this tuple equal to the hosts of ``backscroll.readers.READERS``.
+"""
+
+from __future__ import annotations
+
+HOST_NAMES: tuple[str, ...] = (
+    "claude-code",
+    "codex",
+    "gemini-cli",
+    "copilot-cli",
+    "qwen-code",
+    "pi",
+    "factory-droid",
+    "cursor-agent",
+    "kiro",
+    "kiro-ide",
+    "cline",
+    "roo-code",
+    "kilo-code",
+    "continue",
+    "amp",
+    "opencode",
+    "kilo-cli",
+    "cursor",
+    "goose",
+    "crush",
+    "hermes",
+    "zed",
+    "aider",
+)
