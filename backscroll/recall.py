@@ -93,10 +93,16 @@ def trim(text: str, spans: list[list[int]], limit: int) -> str:
     return ("…" if begin else "") + cut + ("…" if begin + limit < len(text) else "")
 
 
-def hit_block(hit: Mapping[str, Any], caller: str | None, excerpt_chars: int | None = None) -> str:
+def hit_block(
+    hit: Mapping[str, Any],
+    caller: str | None,
+    excerpt_chars: int | None = None,
+    *,
+    title: bool = True,
+) -> str:
     """One search hit: label, notes, context before, the excerpt, context after, resume."""
     lines = ["── " + label(hit, caller)]
-    if hit.get("title"):
+    if title and hit.get("title"):
         lines.append(f"  title: {flat(hit['title'])}")
     context = list(hit.get("context") or [])
     for ctx in context:
