@@ -23,9 +23,8 @@ import re
 import sys
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from backscroll import recall
 
@@ -41,8 +40,7 @@ DAEMON_TIMEOUT = 0.5
 MAX_STDIN_BYTES = 4 * 1024 * 1024
 
 
-@dataclass(frozen=True)
-class HookHost:
+class HookHost(NamedTuple):
     #: The host's event name, echoed in ``hookSpecificOutput.hookEventName``.
     event: str
     #: Copilot CLI reads a top-level ``additionalContext``; the others read it
