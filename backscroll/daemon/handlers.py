@@ -18,19 +18,7 @@ from backscroll.daemon.indexer import Summary
 from backscroll.daemon.watcher import Watcher
 from backscroll.daemon.worker import Worker
 from backscroll.protocol import ProtocolError
-from backscroll.store import queries, schema
-
-
-async def run_async(conn: aiosqlite.Connection, query: queries.Query) -> Any:
-    """Drive a query generator on an aiosqlite connection."""
-    try:
-        sql, args = next(query)
-        while True:
-            async with conn.execute(sql, args) as cur:
-                rows = await cur.fetchall()
-            sql, args = query.send(list(rows))
-    except StopIteration as stop:
-        return stop.value
+from backscroll.store import fts_enabled, open_async_readonly, queries, run_async
 
 
 class ReadPool:
@@ -45,13 +33,10 @@ class ReadPool:
 
     async def open(self) -> None:
         for _ in range(self.size):
-            conn = await aiosqlite.connect(f"file:{self.db}?mode=ro", uri=True)
-            await conn.execute(f"PRAGMA busy_timeout = {schema.BUSY_TIMEOUT_MS}")
+            conn = await open_async_readonly(self.db)
             self._all.append(conn)
             self._free.put_nowait(conn)
-        async with self._all[0].execute("SELECT value FROM meta WHERE key = 'fts'") as cur:
-            row = await cur.fetchone()
-        self.fts = bool(row and row[0] == "1")
+        self.fts = bool(await run_async(self._all[0], fts_enabled()))
 
     async def run(self, query: queries.Query) -> Any:
         conn = await self._free.get()

@@ -5,10 +5,14 @@ from __future__ import annotations
 import os
 import sqlite3
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from backscroll.errors import DatabaseError
-from backscroll.store import schema
+from backscroll.store import queries, schema
 from backscroll.store.writer import IndexWriter
+
+if TYPE_CHECKING:
+    import aiosqlite
 
 
 def ensure_private_dir(path: Path) -> None:
@@ -116,13 +120,43 @@ def replace_index(built: Path, db: Path) -> Path | None:
     return kept
 
 
+async def open_async_readonly(db: Path) -> aiosqlite.Connection:
+    """A read-only aiosqlite connection for the daemon's queries (busy_timeout first)."""
+    import aiosqlite
+
+    conn = await aiosqlite.connect(f"file:{db}?mode=ro", uri=True)
+    await conn.execute(f"PRAGMA busy_timeout = {schema.BUSY_TIMEOUT_MS}")
+    return conn
+
+
+async def run_async(conn: aiosqlite.Connection, query: queries.Query) -> Any:
+    """Drive a query generator on an aiosqlite connection."""
+    try:
+        sql, args = next(query)
+        while True:
+            async with conn.execute(sql, args) as cur:
+                rows = await cur.fetchall()
+            sql, args = query.send(list(rows))
+    except StopIteration as stop:
+        return stop.value
+
+
+def fts_enabled() -> queries.Query:
+    """Whether the database has its FTS5 index (else queries fall back to LIKE)."""
+    rows = yield ("SELECT value FROM meta WHERE key = 'fts'", ())
+    return bool(rows and rows[0][0] == "1")
+
+
 __all__ = [
     "IndexWriter",
     "carry_exclusions",
     "ensure_private_dir",
+    "fts_enabled",
+    "open_async_readonly",
     "open_readonly",
     "open_writer",
     "private_files",
     "remove_index",
     "replace_index",
+    "run_async",
 ]
