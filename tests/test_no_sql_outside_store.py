@@ -1,0 +1,123 @@
+"""The store owns every SQL statement (STYLE.md, practice 4): no module of the
+package outside ``backscroll/store/`` holds SQL text or runs statements on a
+database connection. Readers of other applications' SQLite files ask
+``backscroll.store`` for their queries too."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "backscroll"
+STORE = PACKAGE / "store"
+
+#: Statement shapes, matched case-insensitively in a string literal (or the
+#: literal parts of an f-string), whitespace-normalised.
+SQL = re.compile(
+    r"""
+    \bSELECT\b .{0,400}? \bFROM\b
+    | \bINSERT\s+(OR\s+\w+\s+)?INTO\b
+    | \bREPLACE\s+INTO\b
+    | \bUPDATE\s+["`\[]?\w+["`\]]?\s+SET\b
+    | \bDELETE\s+FROM\b
+    | \bCREATE\s+(VIRTUAL\s+|TEMP\s+|TEMPORARY\s+|UNIQUE\s+)?(TABLE|INDEX|TRIGGER|VIEW)\b
+    | \bDROP\s+(TABLE|INDEX|TRIGGER|VIEW)\b
+    | \bALTER\s+TABLE\b
+    | \bPRAGMA\s+\w+
+    | \bBEGIN\s+(IMMEDIATE|EXCLUSIVE|DEFERRED)\b
+    | ^\s*(BEGIN|COMMIT|END|ROLLBACK|VACUUM|ANALYZE)(\s+TRANSACTION)?\s*;?\s*$
+    | \b(SAVEPOINT|RELEASE\s+SAVEPOINT|ROLLBACK\s+TO)\s+\w+
+    | \bATTACH\s+DATABASE\b
+    | \bWITH\s+(RECURSIVE\s+)?\w+\s+AS\s*\(
+    """,
+    re.IGNORECASE | re.VERBOSE | re.DOTALL,
+)
+
+#: Methods that run SQL on a sqlite3 / aiosqlite connection or cursor.
+EXECUTE = {"execute", "executemany", "executescript", "execute_fetchall", "execute_insert"}
+
+
+def _python_files() -> Iterator[Path]:
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if STORE not in path.parents:
+            yield path
+
+
+def _literal_text(node: ast.AST) -> str | None:
+    """The text of a string literal; an f-string's placeholders read as ``x``."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(
+            v.value if isinstance(v, ast.Constant) and isinstance(v.value, str) else "x"
+            for v in node.values
+        )
+    return None
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """ids of docstring nodes: prose about SQL is fine."""
+    out: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                out.add(id(body[0].value))
+    return out
+
+
+def sql_in(paths: Iterator[Path], root: Path) -> list[str]:
+    """``file:line: what`` (file relative to ``root``) for every SQL literal or
+    execute call in ``paths``."""
+    found: list[str] = []
+    for path in paths:
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        docs = _docstrings(tree)
+        rel = path.relative_to(root)
+        in_fstring: set[int] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.JoinedStr):
+                in_fstring.update(id(v) for v in node.values)
+        for node in ast.walk(tree):
+            if id(node) in docs or id(node) in in_fstring:
+                continue
+            text = _literal_text(node)
+            if text is not None:
+                flat = " ".join(text.split())
+                match = SQL.search(flat)
+                if match:
+                    found.append(
+                        f"{rel}:{getattr(node, 'lineno', 0)}: SQL text {match.group(0)[:60]!r}"
+                    )
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in EXECUTE
+            ):
+                found.append(f"{rel}:{node.lineno}: .{node.func.attr}() call")
+    return sorted(found, key=lambda f: (f.split(":")[0], int(f.split(":")[1])))
+
+
+def test_no_sql_statement_or_execute_call_lives_outside_the_store() -> None:
+    found = sql_in(_python_files(), PACKAGE.parent)
+    assert not found, "SQL outside backscroll/store/; move it into the store:\n" + "\n".join(found)
+
+
+def test_the_scanner_finds_sql_literals_fstrings_and_execute_calls(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        '"""A module docstring may say SELECT x FROM y."""\n'
+        'Q = "select id\\n  from turns where x = ?"\n'
+        'T = f"UPDATE {name} SET a = 1"\n'
+        'P = "PRAGMA busy_timeout = 5000"\n'
+        'B = "BEGIN IMMEDIATE"\n'
+        "conn.execute(Q)\n"
+        'MSG = "pick one from the list, then update the settings; begin"\n'
+        'DONE = "commit"\n',
+        encoding="utf-8",
+    )
+    found = sql_in(iter([bad]), tmp_path)
+    assert [line.split(":")[1] for line in found] == ["2", "3", "4", "5", "6", "8"], found
+    assert found[0].startswith("bad.py:2: SQL text")
