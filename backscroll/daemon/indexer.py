@@ -33,6 +33,7 @@ log = logging.getLogger("backscroll.indexer")
 _T = TypeVar("_T", Turn, Session)
 
 HEAD_BYTES = 1024
+TAIL_BYTES = 256
 #: A transaction holds at most this many files / bytes of source on a cold index.
 BATCH_FILES = 400
 BATCH_BYTES = 64 * 1024 * 1024
@@ -149,6 +150,15 @@ def head_hash(path: Path, length: int) -> str:
     return hashlib.blake2b(data, digest_size=12).hexdigest()
 
 
+def tail_hash(path: Path, position: int) -> str:
+    """Hash of the (up to) TAIL_BYTES bytes just before ``position``."""
+    start = max(position - TAIL_BYTES, 0)
+    with open(path, "rb") as fh:
+        fh.seek(start)
+        data = fh.read(position - start)
+    return hashlib.blake2b(data, digest_size=12).hexdigest()
+
+
 @dataclass
 class Plan:
     item: Item
@@ -254,6 +264,8 @@ class Indexer:
                 )
                 if row.inode != st.inode or st.size < row.position or not same_head:
                     prev = None
+                elif row.tail_hash and tail_hash(item.path, row.position) != row.tail_hash:
+                    prev = None  # rewritten in place behind an unchanged head
             if item.forced:
                 prev = None
         return Plan(item, st, row, prev)
@@ -330,7 +342,7 @@ class Indexer:
                 update = Update(
                     path=str(plan.item.path),
                     host=plan.item.spec.host,
-                    stat=plan.stat,
+                    stat=self._with_tail(plan, result),
                     reader_version=plan.item.spec.reader.version,
                     based_on=plan.row.fingerprint if plan.row else None,
                     fresh=plan.fresh,
@@ -370,6 +382,16 @@ class Indexer:
                         },
                     )
         return conflicts
+
+    def _with_tail(self, plan: Plan, result: ReadResult) -> FileStat:
+        if plan.item.spec.reader.kind != "append" or result.position <= 0:
+            return plan.stat
+        try:
+            return dataclasses.replace(
+                plan.stat, tail_hash=tail_hash(plan.item.path, result.position)
+            )
+        except OSError:
+            return plan.stat  # gone meanwhile: no tail check next time, the head check stays
 
     def _read(self, plan: Plan, summary: Summary) -> ReadResult | None:
         spec = plan.item.spec
@@ -429,7 +451,10 @@ class Indexer:
 
         def turn(t: Turn) -> Turn:
             t = _scrubbed(t, "session_id", "key", "text", "note")
-            return dataclasses.replace(t, text=redactor.redact(t.text)) if redactor else t
+            if redactor is None:
+                return t
+            clean = redactor.redact(t.text)
+            return t if clean is t.text else dataclasses.replace(t, text=clean)
 
         def session(s: Session) -> Session:
             s = _scrubbed(s, "session_id", "project", "title", "resume_command",

@@ -17,7 +17,7 @@ from pathlib import Path
 from backscroll.errors import DatabaseError
 
 #: Newest schema this code knows. A database newer than this is refused.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 BUSY_TIMEOUT_MS = 5000
 _FTS5: bool | None = None
 
@@ -138,11 +138,18 @@ def _m3_exclusions(conn: sqlite3.Connection) -> None:
     )
 
 
+def _m4_tail_hash(conn: sqlite3.Connection) -> None:
+    """A hash of the bytes just before the saved position: an in-place rewrite
+    that keeps the head and grows no longer passes for an append."""
+    conn.execute("ALTER TABLE files ADD COLUMN tail_hash TEXT NOT NULL DEFAULT ''")
+
+
 #: Numbered migrations, applied in order; ``PRAGMA user_version`` records the last.
 MIGRATIONS: tuple[tuple[int, Migration], ...] = (
     (1, _m1_base),
     (2, _m2_fts),
     (3, _m3_exclusions),
+    (4, _m4_tail_hash),
 )
 
 _TRANSIENT = ("database is locked", "disk i/o error", "database schema is locked", "busy")

@@ -31,6 +31,8 @@ class FileStat:
     inode: int
     head_len: int = 0
     head_hash: str = ""
+    #: Hash of the bytes just before the saved position (append-only files).
+    tail_hash: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +50,7 @@ class FileRow:
     reader_version: int
     missing: bool
     error: str | None
+    tail_hash: str = ""
 
     @property
     def fingerprint(self) -> tuple[int, int, int, int]:
@@ -89,7 +92,7 @@ class Totals:
 
 _FILE_COLS = (
     "id, path, host, size, mtime_ns, inode, head_len, head_hash, position, state, "
-    "reader_version, missing, error"
+    "reader_version, missing, error, tail_hash"
 )
 
 _UPSERT_TURN = """
@@ -128,7 +131,8 @@ RETURNING id
 
 
 def _row(values: tuple[Any, ...]) -> FileRow:
-    (fid, path, host, size, mtime, inode, hlen, hhash, pos, state, rver, missing, err) = values
+    (fid, path, host, size, mtime, inode, hlen, hhash, pos, state, rver, missing, err,
+     tail) = values  # fmt: skip
     try:
         parsed = json.loads(state) if state else {}
     except ValueError:
@@ -136,7 +140,7 @@ def _row(values: tuple[Any, ...]) -> FileRow:
     return FileRow(
         int(fid), str(path), str(host), int(size), int(mtime), int(inode), int(hlen),
         str(hhash), int(pos), parsed if isinstance(parsed, dict) else {}, int(rver),
-        bool(missing), err,
+        bool(missing), err, str(tail or ""),
     )  # fmt: skip
 
 
@@ -218,20 +222,20 @@ class IndexWriter:
         values = (
             update.host, st.size, st.mtime_ns, st.inode, st.head_len, st.head_hash,
             result.position, json.dumps(dict(result.state), separators=(",", ":")),
-            update.reader_version, time.time(), result.unsupported,
+            update.reader_version, time.time(), result.unsupported, st.tail_hash,
         )  # fmt: skip
         if row is None:
             cur = self.conn.execute(
                 "INSERT INTO files (host, size, mtime_ns, inode, head_len, head_hash, position,"
-                " state, reader_version, indexed_at, error, problems, path)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " state, reader_version, indexed_at, error, tail_hash, problems, path)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (*values, problems, update.path),
             )
             return int(cur.lastrowid or 0)
         self.conn.execute(
             "UPDATE files SET host = ?, size = ?, mtime_ns = ?, inode = ?, head_len = ?,"
             " head_hash = ?, position = ?, state = ?, reader_version = ?, indexed_at = ?,"
-            " error = ?, missing = 0,"
+            " error = ?, tail_hash = ?, missing = 0,"
             " problems = CASE WHEN ? THEN ? ELSE problems + ? END WHERE id = ?",
             (*values, update.fresh, problems, problems, row.id),
         )
