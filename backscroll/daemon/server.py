@@ -16,6 +16,7 @@ import logging
 import os
 import signal
 import socket
+import stat
 import sys
 import time
 from pathlib import Path
@@ -218,6 +219,7 @@ class Daemon:
             self.debouncer.touch(path)
 
     async def _listen(self) -> None:
+        _refuse_shared_dir(self.socket_path.parent)
         ensure_private_dir(self.socket_path.parent)
         if self.socket_path.exists() or self.socket_path.is_symlink():
             if _socket_alive(self.socket_path):
@@ -343,6 +345,22 @@ class Daemon:
 
 def watch_list(hosts: list[HostSpec]) -> list[tuple[str, Path, bool]]:
     return [(s.host, r, s.reader.recursive_watch) for s in hosts for r in s.roots]
+
+
+def _refuse_shared_dir(directory: Path) -> None:
+    """The socket directory is made 0700: refuse one that others share (/tmp) or own,
+    rather than lock them out of it."""
+    try:
+        st = directory.stat()
+    except FileNotFoundError:
+        return  # ensure_private_dir creates it, private
+    if st.st_uid != os.getuid() or st.st_mode & stat.S_ISVTX:
+        raise BackscrollError(
+            f"the socket directory {directory} is shared (mode {stat.S_IMODE(st.st_mode):o}, "
+            f"owner uid {st.st_uid}) and the daemon makes its socket directory private; set "
+            "BACKSCROLL_SOCKET to a path in a directory of its own, e.g. "
+            "$XDG_RUNTIME_DIR/backscroll/backscroll.sock"
+        )
 
 
 def _socket_alive(path: Path) -> bool:
