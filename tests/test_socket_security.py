@@ -665,3 +665,19 @@ def test_world_readable_data_socket_dir_and_database_are_repaired_at_start(
         again = daemons(env=env)
     assert (_mode(data), _mode(d.db_path), _mode(sock_dir)) == (0o700, 0o600, 0o700)
     normal_search(again)
+
+
+def test_a_shared_sticky_socket_directory_is_refused_not_made_private(
+    daemons: DaemonFactory, tmp_path: Path
+) -> None:
+    """A socket put straight in a /tmp-like directory must not chmod that directory
+    to 0700 (as root that would lock every other user out of it)."""
+    shared = tmp_path / "s" / "shared"
+    shared.mkdir(parents=True)
+    os.chmod(shared, 0o1777)
+    plant_corpus(tmp_path / "home")
+    d = daemons(env={"BACKSCROLL_SOCKET": str(shared / "b.sock")}, wait_ready=False)
+    assert d.wait() == 1
+    assert stat.S_IMODE(os.stat(shared).st_mode) == 0o1777
+    assert not (shared / "b.sock").exists()
+    assert "BACKSCROLL_SOCKET" in d.stderr_text()
