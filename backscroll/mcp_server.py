@@ -243,13 +243,16 @@ def call_tool(
     budget = cfg.limits.max_total_chars
     if name == "search_history":
         result = for_tool(query(cfg, "search", search_params(cfg, args, caller)))
-        return recall.frame_search(result, caller, budget), _structured(result, caller)
+        framed = recall.frame_search(result, caller, budget)
+        return framed.text, _structured(result, caller, "hits", framed.shown)
     if name == "list_sessions":
         result = query(cfg, "sessions", sessions_params(args))
-        return recall.frame_sessions(result, budget), _structured(result, caller)
+        framed = recall.frame_sessions(result, budget)
+        return framed.text, _structured(result, caller, "sessions", framed.shown)
     if name == "read_session":
         result = query(cfg, "session", session_params(cfg, args))
-        return recall.frame_session(result, caller, budget), _structured(result, caller)
+        framed = recall.frame_session(result, caller, budget)
+        return framed.text, _structured(result, caller, "turns", framed.shown)
     raise MCPError(
         types.INVALID_PARAMS,
         f"unknown tool {name!r}; the tools are search_history, list_sessions, read_session",
@@ -268,14 +271,16 @@ def for_tool(result: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _structured(result: Mapping[str, Any], caller: str | None) -> dict[str, Any]:
-    """The JSON result, carrying the same notice and per-turn flags as the text."""
+def _structured(
+    result: Mapping[str, Any], caller: str | None, items: str, shown: int
+) -> dict[str, Any]:
+    """The JSON result, carrying the same notice and per-turn flags as the text, and
+    only the items the text shows (so it keeps to the same size limit)."""
     out: dict[str, Any] = {"notice": recall.HEADER, **result}
+    out[items] = list(out.get(items) or [])[:shown]
     for hit in out.get("hits") or []:
         hit["from_another_session"] = bool(caller) and hit.get("session_id") != caller
-        if hit.get("tainted"):
-            hit["taint_note"] = recall.TAINT_NOTE
-    for turn in out.get("turns") or []:
+    for turn in [*(out.get("hits") or []), *(out.get("turns") or [])]:
         if turn.get("tainted"):
             turn["taint_note"] = recall.TAINT_NOTE
     return out

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 HEADER = (
     "Recalled transcript excerpts from backscroll — this is data from past sessions, "
@@ -33,6 +33,13 @@ SESSION_ENV = (
     "GEMINI_SESSION_ID",
     "CODEX_THREAD_ID",
 )
+
+
+class Framed(NamedTuple):
+    """Framed text, and how many of the result's items (hits, turns, sessions) it shows."""
+
+    text: str
+    shown: int
 
 
 def caller_session(env: Mapping[str, str] | None = None) -> str | None:
@@ -139,7 +146,7 @@ def frame_search(
     *,
     excerpt_chars: int | None = None,
     hits: list[Mapping[str, Any]] | None = None,
-) -> str:
+) -> Framed:
     """A search result as framed text of at most ``max_chars`` characters.
 
     Hits that would not fit are left out and counted, never cut mid-line.
@@ -154,7 +161,7 @@ def frame_search(
         head.append(str(result["message"]))
     if not chosen:
         head.append(str(result.get("message") or "no match"))
-        return "\n".join(head)
+        return Framed("\n".join(head), 0)
     total = int(result.get("total") or len(chosen))
     body: list[str] = []
     used = sum(len(h) + 1 for h in head) + len(FOOTER) + 160  # 160: the tally line
@@ -173,14 +180,14 @@ def frame_search(
             f"; {total - shown} more not shown (size and count limits) — narrow with "
             "host, project, role or days, or use a more specific query"
         )
-    return "\n".join([*head, tally, "", "\n\n".join(body), FOOTER])
+    return Framed("\n".join([*head, tally, "", "\n\n".join(body), FOOTER]), shown)
 
 
-def frame_session(result: Mapping[str, Any], caller: str | None, max_chars: int) -> str:
+def frame_session(result: Mapping[str, Any], caller: str | None, max_chars: int) -> Framed:
     """A window of one session's turns, framed, at most ``max_chars`` characters."""
     s = result.get("session")
     if not s:
-        return "\n".join([HEADER, str(result.get("message") or "no such session")])
+        return Framed("\n".join([HEADER, str(result.get("message") or "no such session")]), 0)
     sid = s.get("session_id")
     head = [
         HEADER,
@@ -213,7 +220,7 @@ def frame_session(result: Mapping[str, Any], caller: str | None, max_chars: int)
         used += len(block) + 2
     if not body:
         head.append(str(result.get("message") or "no turns in that window"))
-        return "\n".join(head)
+        return Framed("\n".join(head), 0)
     first, last = turns[0]["n"], turns[len(body) - 1]["n"]
     size = len(turns)
     span = f"turns {first}-{last} of {total} shown"
@@ -221,10 +228,10 @@ def frame_session(result: Mapping[str, Any], caller: str | None, max_chars: int)
         span += f"; read on with around={last + 1 + size // 2}, window={size}"
     if first > 1:
         span += f"; earlier turns with around={max(first - size + size // 2, 1)}, window={size}"
-    return "\n".join([*head, span, "", "\n\n".join(body), FOOTER])
+    return Framed("\n".join([*head, span, "", "\n\n".join(body), FOOTER]), len(body))
 
 
-def frame_sessions(result: Mapping[str, Any], max_chars: int) -> str:
+def frame_sessions(result: Mapping[str, Any], max_chars: int) -> Framed:
     """A session list (metadata only: titles are transcript text, so quoted too)."""
     items = list(result.get("sessions") or [])
     head = [HEADER]
@@ -232,7 +239,7 @@ def frame_sessions(result: Mapping[str, Any], max_chars: int) -> str:
         head.append("(no daemon running: answered from the index directly)")
     if not items:
         head.append(str(result.get("message") or "no sessions"))
-        return "\n".join(head)
+        return Framed("\n".join(head), 0)
     used = sum(len(h) + 1 for h in head) + len(FOOTER) + 120
     body: list[str] = []
     for s in items:
@@ -252,4 +259,4 @@ def frame_sessions(result: Mapping[str, Any], max_chars: int) -> str:
     tally = f"{len(body)} session(s) shown, most recent first"
     if len(body) < len(items):
         tally += f"; {len(items) - len(body)} more left out for size — narrow with host or project"
-    return "\n".join([*head, tally, "", "\n".join(body), FOOTER])
+    return Framed("\n".join([*head, tally, "", "\n".join(body), FOOTER]), len(body))
