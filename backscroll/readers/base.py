@@ -14,7 +14,7 @@ import os
 import re
 import shlex
 import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,6 +22,14 @@ from typing import IO, Any, ClassVar, Protocol, Self, TypeGuard
 from urllib.parse import unquote, urlsplit
 
 from backscroll.model import Cursor, Kind, Problem, ReaderOptions, ReadResult
+
+_fast_loads: Callable[[bytes | str], Any] = json.loads
+try:
+    import orjson
+
+    _fast_loads = orjson.loads
+except ImportError:  # pragma: no cover - a platform without an orjson wheel
+    pass
 
 # --------------------------------------------------------------------------- environment
 
@@ -268,10 +276,20 @@ def tail_jsonl(
     return tail, _parse_lines(tail, iter(tail))
 
 
+def loads(raw: bytes | str) -> Any:
+    """Parse one JSON value: orjson (2-3x faster on transcript lines), and the
+    standard library for what orjson refuses but JSON allows (integers beyond
+    64 bits, lone surrogate escapes). Raises ValueError or RecursionError."""
+    try:
+        return _fast_loads(raw)
+    except ValueError:
+        return json.loads(raw)
+
+
 def _parse_lines(tail: Tail, lines: Iterator[Line]) -> Iterator[tuple[Line, Any]]:
     for line in lines:
         try:
-            obj = json.loads(line.raw)
+            obj = loads(line.raw)
         except (ValueError, RecursionError) as exc:
             tail.problems.append(Problem(f"malformed JSON: {exc}", line.number, line.offset))
             continue
