@@ -3,19 +3,21 @@ fall back to reading the index directly when it does not."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from backscroll import __version__, render
 from backscroll.errors import BackscrollError
 
-Handler = Callable[[argparse.Namespace], int]
+if TYPE_CHECKING:
+    import argparse
+
+    Handler = Callable[[argparse.Namespace], int]
 
 
 def _config(args: argparse.Namespace) -> Any:
@@ -316,6 +318,7 @@ def _filters(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    import argparse
     parser = argparse.ArgumentParser(
         prog="backscroll",
         description="Keep every coding-agent conversation turn findable.",
@@ -387,6 +390,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) == 2 and argv[0] == "hook":
+        # The prompt hook runs before every prompt: skip building the whole parser.
+        from backscroll.cli_agents import HOOK_HOSTS
+
+        if argv[1] in HOOK_HOSTS:
+            from backscroll import hook
+
+            return hook.main(argv[1], None)
     parser = build_parser()
     args = parser.parse_args(argv)
     handler: Handler = args.func
