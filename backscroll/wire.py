@@ -40,8 +40,16 @@ def request(method: str, params: Any, rid: int | str) -> bytes:
 
 
 def result(rid: Any, value: Any) -> bytes:
+    """A reply line. The daemon encodes with orjson (several times faster on a
+    page of hits); the standard library takes what orjson refuses (integers
+    beyond 64 bits, lone surrogates)."""
     body = {"jsonrpc": "2.0", "id": rid, "result": value}
-    return json.dumps(body, separators=(",", ":"), default=str).encode() + b"\n"
+    try:
+        import orjson  # imported here: thin clients never encode results
+
+        return bytes(orjson.dumps(body, default=str, option=orjson.OPT_APPEND_NEWLINE))
+    except (ImportError, TypeError):
+        return json.dumps(body, separators=(",", ":"), default=str).encode() + b"\n"
 
 
 def error(rid: Any, code: int, message: str) -> bytes:
