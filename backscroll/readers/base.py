@@ -278,8 +278,9 @@ def tail_jsonl(
 
 def loads(raw: bytes | str) -> Any:
     """Parse one JSON value: orjson (2-3x faster on transcript lines), and the
-    standard library for what orjson refuses but JSON allows (integers beyond
-    64 bits, lone surrogate escapes). Raises ValueError or RecursionError."""
+    standard library for what orjson refuses but JSON allows (lone surrogate
+    escapes). orjson reads integers beyond 64 bits as floats; no host writes
+    such numbers where backscroll reads them. Raises ValueError or RecursionError."""
     try:
         return _fast_loads(raw)
     except ValueError:

@@ -1,0 +1,82 @@
+"""The helpers every reader shares."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from backscroll.model import Cursor, ReaderOptions
+from backscroll.readers.base import (
+    Tail,
+    is_absolute_path,
+    is_external_tool,
+    loads,
+    parse_time,
+    path_from_uri,
+    resume_in,
+    tail_jsonl,
+)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["WebFetch", "WebSearch", "web_search", "mcp__fetch__fetch", "fetch", "browser_navigate"],
+)
+def test_tools_that_read_outside_content_are_external(name: str) -> None:
+    assert is_external_tool(name)
+
+
+@pytest.mark.parametrize("name", ["Bash", "Read", "Edit", "apply_patch", "grep", None, 7])
+def test_local_tools_are_not_external(name: object) -> None:
+    assert not is_external_tool(name)
+
+
+def test_parse_time_reads_iso_and_epoch_in_any_unit() -> None:
+    assert parse_time("2026-02-10T22:57:54.684Z") == pytest.approx(1770764274.684)
+    assert parse_time("1770764274") == pytest.approx(1770764274)
+    assert parse_time(1770764274684) == pytest.approx(1770764274.684)
+    assert parse_time(1770764274684123) == pytest.approx(1770764274.684123)
+    assert parse_time("not a time") is None and parse_time(True) is None and parse_time("") is None
+
+
+def test_loads_takes_what_json_allows_beyond_the_fast_parser() -> None:
+    assert loads(b'{"s": "\\udc80"}')["s"] == "\udc80"
+    with pytest.raises(ValueError):
+        loads(b'{"unterminated": ')
+
+
+def test_path_helpers() -> None:
+    assert path_from_uri("file:///home/u/my%20app") == "/home/u/my app"
+    assert is_absolute_path("/home/u") and is_absolute_path("C:\\Users\\u")
+    assert not is_absolute_path("relative/dir") and not is_absolute_path(None)
+    assert resume_in("/p q", "claude", "--resume", "x") == "cd '/p q' && claude --resume x"
+
+
+def test_tail_stops_before_a_half_written_line_and_resumes(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b'{"a": 1}\n{"b": 2}\n{"c": ')
+    tail, records = tail_jsonl(path, None, ReaderOptions())
+    assert [obj for _line, obj in records] == [{"a": 1}, {"b": 2}]
+    assert tail.end == len(b'{"a": 1}\n{"b": 2}\n')
+    with open(path, "ab") as fh:
+        fh.write(b"3}\n")
+    _tail2, more = tail_jsonl(path, Cursor(tail.end, {"line": 3}), ReaderOptions())
+    assert [(line.number, obj) for line, obj in more] == [(3, {"c": 3})]
+
+
+def test_an_oversized_line_is_skipped_and_reported_with_its_number(tmp_path: Path) -> None:
+    path = tmp_path / "big.jsonl"
+    path.write_bytes(b'{"ok": 1}\n' + b'{"x": "' + b"a" * 5000 + b'"}\n' + b'{"ok": 2}\n')
+    tail = Tail(path, max_line_bytes=1000)
+    lines = [line.number for line in tail]
+    assert lines == [1, 3]
+    assert [p.line for p in tail.problems] == [2]
+
+
+def test_malformed_lines_are_reported_and_the_rest_parsed(tmp_path: Path) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(b'{"ok": 1}\nnot json\n{"ok": 2}\n')
+    tail, records = tail_jsonl(path, None, ReaderOptions())
+    assert [obj["ok"] for _l, obj in records] == [1, 2]
+    assert [(p.line, p.message.startswith("malformed JSON")) for p in tail.problems] == [(2, True)]
