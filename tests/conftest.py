@@ -1,9 +1,15 @@
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from tests.daemon.harness import DaemonProcess, start_daemon
+
+#: ``daemon_factory(env=None, config=None, wait_ready=True)`` (see the fixture).
+DaemonFactory = Callable[..., DaemonProcess]
 
 
 @pytest.fixture(autouse=True)
@@ -30,3 +36,19 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[P
     ):
         monkeypatch.delenv(var, raising=False)
     yield home
+
+
+@pytest.fixture
+def daemon_factory(tmp_path: Path) -> Iterator[DaemonFactory]:
+    """``daemon_factory(env=None, config=None, wait_ready=True)``: a ready daemon in
+    ``tmp_path``; every daemon started is stopped (SIGTERM, then SIGKILL) at teardown."""
+    started: list[DaemonProcess] = []
+
+    def make(**kwargs: Any) -> DaemonProcess:
+        d = start_daemon(tmp_path, **kwargs)
+        started.append(d)
+        return d
+
+    yield make
+    for d in reversed(started):
+        d.close()

@@ -48,21 +48,6 @@ EVIL_PROJECT = f"/srv/it's {EVIL}/100%_done"
 EVIL_SESSION = f"{EVIL}-session"
 
 
-@pytest.fixture
-def daemons(tmp_path: Path) -> Iterator[DaemonFactory]:
-    """Like ``tests/daemon``'s ``daemon_factory`` (that conftest is not visible here)."""
-    started: list[DaemonProcess] = []
-
-    def make(**kwargs: Any) -> DaemonProcess:
-        d = start_daemon(tmp_path, **kwargs)
-        started.append(d)
-        return d
-
-    yield make
-    for d in reversed(started):
-        d.close()
-
-
 def write_session(
     home: Path, session_id: str, prompts: dict[str, str], project: str = "/p", slug: str = "-p"
 ) -> Path:
@@ -294,7 +279,7 @@ def search_keys(d: DaemonProcess, query: str) -> set[str]:
 
 
 def test_garbage_lines_are_logged_and_skipped_and_the_rest_of_the_file_indexed(
-    daemons: DaemonFactory, tmp_path: Path
+    daemon_factory: DaemonFactory, tmp_path: Path
 ) -> None:
     home = tmp_path / "home"
     path = copy_fixture(home, 1)
@@ -307,7 +292,7 @@ def test_garbage_lines_are_logged_and_skipped_and_the_rest_of_the_file_indexed(
         fh.write(b"\x00\x01\x02 binary junk \x80\n")
         fh.write(claude_user_line(sid, "after", "kumquat after the garbage").encode())
     other = write_session(home, session_uuid(2), {"o-1": "kumquat in another file"})
-    d = daemons()
+    d = daemon_factory()
     d.sync()
     assert search_keys(d, "kumquat") == {"before", "after", "o-1"}
     d.stop()
@@ -317,7 +302,7 @@ def test_garbage_lines_are_logged_and_skipped_and_the_rest_of_the_file_indexed(
 
 
 def test_a_lone_surrogate_escape_is_stored_replaced_and_blocks_no_other_file(
-    daemons: DaemonFactory, tmp_path: Path
+    daemon_factory: DaemonFactory, tmp_path: Path
 ) -> None:
     """``"\\udcff"`` is valid JSON but not encodable UTF-8: it once failed the whole
     batch's transaction, so one such prompt kept every file of the batch unindexed."""
@@ -327,7 +312,7 @@ def test_a_lone_surrogate_escape_is_stored_replaced_and_blocks_no_other_file(
     write_session(home, sid, {"s-1": lone, "s-2": "lychee plain"}, project="/p/\udc80dir")
     for n in range(2, 6):
         write_session(home, session_uuid(n), {f"o-{n}": "lychee elsewhere"})
-    d = daemons()
+    d = daemon_factory()
     d.sync()
     assert search_keys(d, "lychee") == {"s-1", "s-2", "o-2", "o-3", "o-4", "o-5"}
     with Client(d.socket_path, timeout=DEADLINE) as c:
@@ -395,11 +380,11 @@ def test_a_50_mb_line_is_skipped_naming_file_and_line_in_bounded_memory(tmp_path
 
 
 def test_loops_fifos_dangling_links_and_directories_are_logged_and_skipped(
-    daemons: DaemonFactory, tmp_path: Path
+    daemon_factory: DaemonFactory, tmp_path: Path
 ) -> None:
     home = tmp_path / "home"
     copy_fixture(home, 1)
-    d = daemons()
+    d = daemon_factory()
     d.sync()
     project = home / ".claude" / "projects" / "-p"
     (project / "dirloop").symlink_to(".")  # a directory loop: never followed
@@ -426,12 +411,12 @@ def test_loops_fifos_dangling_links_and_directories_are_logged_and_skipped(
 
 
 def test_a_transcript_whose_name_is_not_utf8_is_logged_and_the_rest_indexed(
-    daemons: DaemonFactory, tmp_path: Path
+    daemon_factory: DaemonFactory, tmp_path: Path
 ) -> None:
     home = tmp_path / "home"
     good = write_session(home, session_uuid(1), {"g-1": "durian is indexed"})
     os.link(good, os.fsencode(good.parent) + b"/\xff\xfe-bad.jsonl")
-    d = daemons()
+    d = daemon_factory()
     d.sync()
     assert search_keys(d, "durian") == {"g-1"}
     d.stop()
@@ -441,11 +426,11 @@ def test_a_transcript_whose_name_is_not_utf8_is_logged_and_the_rest_indexed(
 
 
 def test_a_project_directory_replaced_by_a_file_keeps_its_turns_and_the_daemon_serving(
-    daemons: DaemonFactory, tmp_path: Path
+    daemon_factory: DaemonFactory, tmp_path: Path
 ) -> None:
     home = tmp_path / "home"
     doomed = write_session(home, session_uuid(1), {"d-1": "rambutan kept"}, slug="-doomed")
-    d = daemons()
+    d = daemon_factory()
     d.sync()
     assert search_keys(d, "rambutan") == {"d-1"}
     shutil.rmtree(doomed.parent)

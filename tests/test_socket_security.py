@@ -50,22 +50,6 @@ def plant_corpus(home: Path) -> None:
         fh.write(claude_user_line(session_uuid(1), "u-marker", f"find the {MARKER} please"))
 
 
-@pytest.fixture
-def daemons(tmp_path: Path) -> Iterator[DaemonFactory]:
-    """``daemons(env=None, config=None)``: like ``tests/daemon``'s ``daemon_factory``
-    (that conftest is not visible from here): every daemon is closed at teardown."""
-    started: list[DaemonProcess] = []
-
-    def make(**kwargs: Any) -> DaemonProcess:
-        d = start_daemon(tmp_path, **kwargs)
-        started.append(d)
-        return d
-
-    yield make
-    for d in reversed(started):
-        d.close()
-
-
 def ready_daemon(tmp_path: Path, factory: Any = None, **kwargs: Any) -> DaemonProcess:
     """A daemon over the planted corpus, synced so :func:`normal_search` can hit."""
     plant_corpus(tmp_path / "home")
@@ -214,9 +198,9 @@ def test_an_error_reply_carries_the_request_id(shared_daemon: DaemonProcess) -> 
 
 
 def test_a_complete_line_over_max_request_bytes_is_refused_and_closed(
-    daemons: DaemonFactory, tmp_path: Path
+    daemon_factory: DaemonFactory, tmp_path: Path
 ) -> None:
-    d = ready_daemon(tmp_path, daemons, config="server:\n  max_request_bytes: 4096\n")
+    d = ready_daemon(tmp_path, daemon_factory, config="server:\n  max_request_bytes: 4096\n")
     big = _req("search", {"query": "word " * 4000})  # about 20 kB, newline included
     assert len(big) > 4096
     with d.raw_connect(timeout=DEADLINE) as sock:
@@ -231,9 +215,9 @@ def test_a_complete_line_over_max_request_bytes_is_refused_and_closed(
 
 
 def test_an_endless_line_is_refused_and_closed_while_others_are_served(
-    daemons: DaemonFactory, tmp_path: Path
+    daemon_factory: DaemonFactory, tmp_path: Path
 ) -> None:
-    d = ready_daemon(tmp_path, daemons, config="server:\n  max_request_bytes: 4096\n")
+    d = ready_daemon(tmp_path, daemon_factory, config="server:\n  max_request_bytes: 4096\n")
     with d.raw_connect(timeout=DEADLINE) as sock:
         sock.sendall(b'{"jsonrpc":"2.0","id":1,"method":"search","params":{"query":"')
         normal_search(d)  # served while a request is half-sent
@@ -247,9 +231,9 @@ def test_an_endless_line_is_refused_and_closed_while_others_are_served(
 
 
 def test_a_stalled_half_line_times_out_and_is_closed_while_others_are_served(
-    daemons: DaemonFactory, tmp_path: Path
+    daemon_factory: DaemonFactory, tmp_path: Path
 ) -> None:
-    d = ready_daemon(tmp_path, daemons, config="server:\n  request_timeout_s: 0.5\n")
+    d = ready_daemon(tmp_path, daemon_factory, config="server:\n  request_timeout_s: 0.5\n")
     with d.raw_connect(timeout=DEADLINE) as sock:
         sock.sendall(b'{"jsonrpc": "2.0", "id": 1, "method": "sea')
         normal_search(d)
@@ -261,10 +245,10 @@ def test_a_stalled_half_line_times_out_and_is_closed_while_others_are_served(
 
 
 def test_a_client_dribbling_one_byte_at_a_time_still_times_out(
-    daemons: DaemonFactory, tmp_path: Path
+    daemon_factory: DaemonFactory, tmp_path: Path
 ) -> None:
     """request_timeout_s bounds the whole request line, not the gap between bytes."""
-    d = ready_daemon(tmp_path, daemons, config="server:\n  request_timeout_s: 0.5\n")
+    d = ready_daemon(tmp_path, daemon_factory, config="server:\n  request_timeout_s: 0.5\n")
     request = b'{"jsonrpc":"2.0","id":1,"method":"status","params":{},"pad":"' + b"z" * 100
     sent = 0
     buf = b""
@@ -291,9 +275,9 @@ def test_a_client_dribbling_one_byte_at_a_time_still_times_out(
 
 
 def test_connections_over_the_maximum_are_refused_and_served_again_once_closed(
-    daemons: DaemonFactory, tmp_path: Path
+    daemon_factory: DaemonFactory, tmp_path: Path
 ) -> None:
-    d = ready_daemon(tmp_path, daemons, config="server:\n  max_connections: 256\n")
+    d = ready_daemon(tmp_path, daemon_factory, config="server:\n  max_connections: 256\n")
     held_already = d.call("status", {})["daemon"]["connections"]  # the harness's own
     want_refused = 300 - (256 - held_already)
     socks: list[socket.socket] = []
@@ -470,9 +454,9 @@ class _Line:
 
 
 def test_random_and_mutated_request_lines_never_break_the_daemon(
-    daemons: DaemonFactory, tmp_path: Path
+    daemon_factory: DaemonFactory, tmp_path: Path
 ) -> None:
-    d = ready_daemon(tmp_path, daemons)
+    d = ready_daemon(tmp_path, daemon_factory)
     conn = _Line(d)
 
     @settings(max_examples=1000, deadline=None, database=None,
@@ -575,11 +559,11 @@ def public_tmp() -> Iterator[Path]:
 
 @needs_root
 def test_another_user_cannot_even_connect_to_the_private_socket(
-    daemons: DaemonFactory, tmp_path: Path, public_tmp: Path
+    daemon_factory: DaemonFactory, tmp_path: Path, public_tmp: Path
 ) -> None:
     sock_path = public_tmp / "backscroll.sock"
     os.chmod(public_tmp, 0o755)  # the daemon itself must make it private
-    d = ready_daemon(tmp_path, daemons, env={"BACKSCROLL_SOCKET": str(sock_path)})
+    d = ready_daemon(tmp_path, daemon_factory, env={"BACKSCROLL_SOCKET": str(sock_path)})
     assert stat.S_IMODE(os.stat(public_tmp).st_mode) == 0o700
     kind, detail = _as_nobody(sock_path, _req("status", {}))
     assert (kind, detail) == ("denied", "EACCES")
@@ -591,10 +575,10 @@ def test_another_user_cannot_even_connect_to_the_private_socket(
 
 @needs_root
 def test_another_user_that_reaches_the_socket_is_refused_by_peer_credentials(
-    daemons: DaemonFactory, tmp_path: Path, public_tmp: Path
+    daemon_factory: DaemonFactory, tmp_path: Path, public_tmp: Path
 ) -> None:
     sock_path = public_tmp / "backscroll.sock"
-    d = ready_daemon(tmp_path, daemons, env={"BACKSCROLL_SOCKET": str(sock_path)})
+    d = ready_daemon(tmp_path, daemon_factory, env={"BACKSCROLL_SOCKET": str(sock_path)})
     os.chmod(public_tmp, 0o711)  # opened up by the test only, after READY
     os.chmod(sock_path, 0o666)
     with d.raw_connect(timeout=DEADLINE) as root_sock:  # a connection of the owner, held open
@@ -631,11 +615,11 @@ def _mode(path: Path) -> int:
 
 
 def test_data_and_socket_are_private_even_when_started_with_umask_zero(
-    daemons: DaemonFactory, tmp_path: Path
+    daemon_factory: DaemonFactory, tmp_path: Path
 ) -> None:
     sock_path = tmp_path / "s" / "fresh" / "backscroll.sock"  # a dir the daemon makes
     with umask(0):  # inherited by the daemon subprocess
-        d = ready_daemon(tmp_path, daemons, env={"BACKSCROLL_SOCKET": str(sock_path)})
+        d = ready_daemon(tmp_path, daemon_factory, env={"BACKSCROLL_SOCKET": str(sock_path)})
     assert _mode(d.data_dir) == 0o700
     assert _mode(sock_path.parent) == 0o700
     assert _mode(sock_path) == 0o600
@@ -646,7 +630,7 @@ def test_data_and_socket_are_private_even_when_started_with_umask_zero(
 
 
 def test_world_readable_data_socket_dir_and_database_are_repaired_at_start(
-    daemons: DaemonFactory, tmp_path: Path
+    daemon_factory: DaemonFactory, tmp_path: Path
 ) -> None:
     data = tmp_path / "data"
     sock_dir = tmp_path / "s" / "open"
@@ -655,20 +639,20 @@ def test_world_readable_data_socket_dir_and_database_are_repaired_at_start(
         os.chmod(directory, 0o755)
     env = {"BACKSCROLL_SOCKET": str(sock_dir / "b.sock")}
     with umask(0):
-        d = ready_daemon(tmp_path, daemons, env=env)
+        d = ready_daemon(tmp_path, daemon_factory, env=env)
     assert (_mode(data), _mode(sock_dir), _mode(sock_dir / "b.sock")) == (0o700, 0o700, 0o600)
     assert d.stop() == 0
     os.chmod(data, 0o755)
     os.chmod(d.db_path, 0o644)
     os.chmod(sock_dir, 0o755)
     with umask(0):
-        again = daemons(env=env)
+        again = daemon_factory(env=env)
     assert (_mode(data), _mode(d.db_path), _mode(sock_dir)) == (0o700, 0o600, 0o700)
     normal_search(again)
 
 
 def test_a_shared_sticky_socket_directory_is_refused_not_made_private(
-    daemons: DaemonFactory, tmp_path: Path
+    daemon_factory: DaemonFactory, tmp_path: Path
 ) -> None:
     """A socket put straight in a /tmp-like directory must not chmod that directory
     to 0700 (as root that would lock every other user out of it)."""
@@ -676,7 +660,7 @@ def test_a_shared_sticky_socket_directory_is_refused_not_made_private(
     shared.mkdir(parents=True)
     os.chmod(shared, 0o1777)
     plant_corpus(tmp_path / "home")
-    d = daemons(env={"BACKSCROLL_SOCKET": str(shared / "b.sock")}, wait_ready=False)
+    d = daemon_factory(env={"BACKSCROLL_SOCKET": str(shared / "b.sock")}, wait_ready=False)
     assert d.wait() == 1
     assert stat.S_IMODE(os.stat(shared).st_mode) == 0o1777
     assert not (shared / "b.sock").exists()

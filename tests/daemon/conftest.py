@@ -1,27 +1,5 @@
-from __future__ import annotations
+"""The real-daemon fixture lives in tests/conftest.py; its type is re-exported here."""
 
-from collections.abc import Callable, Iterator
-from pathlib import Path
-from typing import Any
+from tests.conftest import DaemonFactory
 
-import pytest
-
-from tests.daemon.harness import DaemonProcess, start_daemon
-
-DaemonFactory = Callable[..., DaemonProcess]
-
-
-@pytest.fixture
-def daemon_factory(tmp_path: Path) -> Iterator[DaemonFactory]:
-    """``daemon_factory(env=None, config=None, wait_ready=True)``: a ready daemon in
-    ``tmp_path``; every daemon started is stopped (SIGTERM, then SIGKILL) at teardown."""
-    started: list[DaemonProcess] = []
-
-    def make(**kwargs: Any) -> DaemonProcess:
-        d = start_daemon(tmp_path, **kwargs)
-        started.append(d)
-        return d
-
-    yield make
-    for d in reversed(started):
-        d.close()
+__all__ = ["DaemonFactory"]
