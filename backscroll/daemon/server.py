@@ -381,8 +381,9 @@ async def _main(config: Config) -> int:
     try:
         await daemon.startup()
     except BackscrollError as exc:
-        print(f"backscroll: {exc}", file=sys.stderr)
         log.error("startup failed", extra={"event": "startup_failed", "error": str(exc)})
+        if sys.stderr.isatty():  # a person at a terminal also gets the plain sentence
+            sys.stderr.write(f"backscroll: {exc}\n")
         await daemon.shutdown()
         return 1
     try:
