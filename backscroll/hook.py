@@ -204,6 +204,7 @@ def respond(host: str, payload: Any, search: Search, env: Mapping[str, str]) -> 
         "query": " ".join(terms),
         "any": True,
         "fallback": False,
+        "count": False,  # the hook never says how many matched: skip counting them
         "limit": 12,
         # Whole turns (nearly), so every matched word is seen when counting them.
         "max_turn_chars": 4000,

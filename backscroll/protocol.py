@@ -80,6 +80,8 @@ class SearchParams:
     exclude_session: str | None = None
     #: Fall back to any-word when all-words finds nothing (flagged in the result).
     fallback: bool = True
+    #: Count every match for ``total``/``dropped``; the prompt hook skips it (speed).
+    count: bool = True
 
     @classmethod
     def from_dict(cls, data: Any) -> SearchParams:
@@ -99,7 +101,7 @@ class SearchParams:
             v = data.get(name)
             ok = v is None or (isinstance(v, int) and not isinstance(v, bool) and v >= 0)
             _check(ok, f"{name} must be a whole number ≥ 0")
-        for name in ("any", "fallback"):
+        for name in ("any", "fallback", "count"):
             v = data.get(name)
             _check(v is None or isinstance(v, bool), f"{name} must be true or false")
         role = data.get("role")

@@ -134,7 +134,7 @@ def search(p: SearchParams, *, fts: bool, enabled_hosts: Sequence[str] | None = 
             f"{', '.join(enabled_hosts) or 'none'} (see `backscroll doctor`)"
         )
         return out
-    total_rows = yield ("SELECT count(*) FROM turns", ())
+    total_rows = yield ("SELECT EXISTS (SELECT 1 FROM turns)", ())
     if not total_rows or not total_rows[0][0]:
         out["message"] = (
             "nothing indexed yet: start the daemon (`backscroll daemon`) or run "
@@ -184,6 +184,8 @@ def _ranked(
         )
         if not rows:
             return [], 0
+        if not p.count:
+            return [int(r[0]) for r in rows], len(rows)
         count = yield (f"SELECT count(*) FROM (SELECT 1 {base} LIMIT {COUNT_CAP})", (match, *args))
     else:
         like, like_args = _like(terms, any_word)
@@ -194,6 +196,8 @@ def _ranked(
         )
         if not rows:
             return [], 0
+        if not p.count:
+            return [int(r[0]) for r in rows], len(rows)
         count = yield (
             f"SELECT count(*) FROM (SELECT 1 {base} LIMIT {COUNT_CAP})",
             (*like_args, *args),
