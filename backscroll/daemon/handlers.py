@@ -86,6 +86,7 @@ async def status(ctx: DaemonContext, params: Any) -> Any:
             "socket": str(ctx.socket_path),
             "uptime_s": round(time.time() - ctx.started, 1),
             "queue_depth": ctx.worker.queue_depth(),
+            "writer_alive": ctx.worker.is_alive(),
             "indexing": st.current,
             "cold_index_done": st.cold_index_done,
             "last_index": queries.iso(st.last_index_at),

@@ -277,7 +277,13 @@ class Daemon:
         w.submit("maintenance")
 
     def _watchdog(self) -> None:
-        systemd.notify("WATCHDOG=1")
+        # Ping only while the writer thread lives: a daemon that can no longer
+        # index is restarted by systemd rather than left serving a stale index.
+        if self.worker is not None and self.worker.is_alive():
+            systemd.notify("WATCHDOG=1")
+        else:
+            log.error("the writer thread has stopped; not pinging the watchdog",
+                      extra={"event": "writer_dead"})  # fmt: skip
 
     def _status_line(self) -> None:
         w = self.worker
