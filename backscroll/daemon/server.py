@@ -286,6 +286,10 @@ class Daemon:
                       extra={"event": "writer_dead"})  # fmt: skip
 
     def _status_line(self) -> None:
+        if self.watcher is not None:
+            for root in self.watcher.check():  # a dead watch: poll, and catch up now
+                if self.worker is not None:
+                    self.worker.submit("scan_dir", root)
         w = self.worker
         if w is not None:
             systemd.notify(

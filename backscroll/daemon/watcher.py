@@ -10,6 +10,7 @@ the limit.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import threading
@@ -185,6 +186,33 @@ class Watcher:
             self.sink(path, "dir")
         elif kind == "file":
             self.sink(path, "file")
+
+    def check(self) -> list[Path]:
+        """Re-arm, in polling mode, the roots whose native emitter thread died
+        (watchdog's thread stops if adding a watch for a new subdirectory fails,
+        e.g. when the inotify watch limit runs out). Returns those roots."""
+        dead = {e.watch for e in self.native.emitters if not e.is_alive()}
+        if not dead:
+            return []
+        moved: list[Path] = []
+        with self._lock:
+            for path, (watch, polled) in list(self._watches.items()):
+                if polled or watch not in dead:
+                    continue
+                root = self.roots[path]
+                log.warning(
+                    "native watch stopped; polling instead",
+                    extra={"event": "watch_fallback_polling", "host": root.host,
+                           "path": str(path), "fix": INOTIFY_HINT},
+                )  # fmt: skip
+                root.mode = "polling"
+                self._watches.pop(path, None)
+                with contextlib.suppress(KeyError, ValueError, OSError):
+                    self.native.unschedule(watch)
+                root.watching = None
+                self._arm(root)
+                moved.append(path)
+        return moved
 
     def modes(self) -> list[dict[str, str]]:
         with self._lock:
