@@ -331,7 +331,20 @@ def _bound(
     per_turn = p.max_turn_chars or 800
     used = 0
     kept: list[dict[str, Any]] = []
+    # The same turn can sit in several sessions (a resumed or forked session that
+    # copied its parent's history, a chat migrated between hosts): show it once.
+    first: dict[tuple[str, str], dict[str, Any]] = {}
     for i, hit in enumerate(hits):
+        same = (hit["role"], hit["_marked"].replace(MARK_START, "").replace(MARK_END, ""))
+        if same in first:
+            shown = first[same]
+            if hit["session_id"] != shown["session_id"]:
+                also = shown.setdefault("also_in", [])
+                if hit["session_id"] not in also:
+                    also.append(hit["session_id"])
+            out["duplicates"] = out.get("duplicates", 0) + 1
+            continue
+        first[same] = hit
         text, spans, truncated, full = excerpt(hit.pop("_marked"), per_turn)
         if used + len(text) > budget and kept:
             out["dropped_for_size"] = len(hits) - i
@@ -355,7 +368,7 @@ def _bound(
         for key in [k for k in hit if k.startswith("_")]:
             del hit[key]
     out["hits"] = kept
-    out["dropped"] = max(out["total"] - len(kept), 0)
+    out["dropped"] = max(out["total"] - len(kept) - out.get("duplicates", 0), 0)
     if out["dropped"] and not out["message"]:
         out["message"] = (
             f"showing {len(kept)} of {out['total']}{'+' if out['total'] >= COUNT_CAP else ''}"
