@@ -219,8 +219,9 @@ def test_many_related_sessions_stay_within_the_context_budget(tmp_path: Path) ->
     assert run_cli(tmp_path, "index").returncode == 0
     text = context_of(run_hook(tmp_path, "claude-code", claude_input(RECALLS_HEXPM)))
     labels = [ln for ln in text.splitlines() if ln.startswith("── ") and "· session " in ln]
-    assert len(labels) == hook.MAX_HITS  # six sessions match; one per session, three shown
-    assert len({ln.split("· session ")[1] for ln in labels}) == hook.MAX_HITS
+    # Six sessions hold the same copied turns: search shows each turn once (the
+    # other sessions go to also_in), so the context is one session, not six copies.
+    assert len(labels) == 1
     assert len(text) <= hook.MAX_CONTEXT_CHARS
 
 
