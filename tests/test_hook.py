@@ -270,3 +270,24 @@ def test_a_config_file_decides_where_the_index_is(shared: Path, tmp_path: Path) 
     broken = run_hook(shared, "claude-code", claude_input(RECALLS_HEXPM), env)
     assert (broken.returncode, broken.stdout) == (0, b"")
     assert json.loads(broken.stderr.decode().splitlines()[0])["event"] == "hook_error"
+
+
+def test_strong_hits_keep_one_per_session_and_at_most_max_hits() -> None:
+    def hit(session: str, text: str) -> dict[str, Any]:
+        words = ["exporter", "constraint"]
+        spans = [[text.index(w), text.index(w) + len(w)] for w in words if w in text]
+        return {"session_id": session, "excerpt": text, "matches": spans, "project": "/p"}
+
+    both = "the exporter constraint"
+    result = {
+        "hits": [
+            hit("s1", both),
+            hit("s1", both + "!"),
+            hit("s2", both),
+            hit("s3", both),
+            hit("s4", both),
+            hit("s5", "only the exporter"),
+        ]
+    }
+    chosen = hook.strong_hits(result, ["exporter", "constraint"], "/p")
+    assert [h["session_id"] for h in chosen] == ["s1", "s2", "s3"][: hook.MAX_HITS]
