@@ -319,6 +319,7 @@ def _filters(p: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     import argparse
+
     parser = argparse.ArgumentParser(
         prog="backscroll",
         description="Keep every coding-agent conversation turn findable.",

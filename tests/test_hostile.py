@@ -311,7 +311,7 @@ def test_a_lone_surrogate_escape_is_stored_replaced_and_blocks_no_other_file(
     lone = "lychee \udcff half a pair"
     write_session(home, sid, {"s-1": lone, "s-2": "lychee plain"}, project="/p/\udc80dir")
     for n in range(2, 6):
-        write_session(home, session_uuid(n), {f"o-{n}": "lychee elsewhere"})
+        write_session(home, session_uuid(n), {f"o-{n}": f"lychee elsewhere {n}"})
     d = daemon_factory()
     d.sync()
     assert search_keys(d, "lychee") == {"s-1", "s-2", "o-2", "o-3", "o-4", "o-5"}
