@@ -7,21 +7,49 @@ re-reads the task. Condense summaries are the ``say: "condense_context"`` rows
 (``contextCondense.summary``); the API history's ``isSummary`` rows carry the
 same summary and are not read.
 
-Not honoured: the ``roo-cline.customStoragePath`` setting, which moves the whole
-store (``<custom path>/tasks/<id>/``). The format notes name the setting but not
-where the editor keeps it, so backscroll does not read editor settings for it; a
-user who set it adds that directory as an extra Roo Code root. Forks that keep
-the format under another extension id (Zoo Code) are not listed for the same
-reason: their id is not in the notes.
+The ``roo-cline.customStoragePath`` setting moves the whole store to
+``<custom path>/tasks/<id>/``; Roo reads it with VS Code's
+``getConfiguration("roo-cline")``, so it sits in each editor's user
+``settings.json`` (JSON with comments), where the reader looks for it. Forks
+that keep the format under another extension id (Zoo Code) are not listed:
+their id is not in the format notes.
 
 No resume command: the task is reopened from the extension's History view.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import re
+from pathlib import Path
 from typing import ClassVar
 
-from backscroll.readers.cline_ui import ROO_IDS, TaskStoreReader
+from backscroll.readers.base import HostEnv
+from backscroll.readers.cline_ui import HISTORY_ITEM, ROO_IDS, UI_MESSAGES, TaskStoreReader
+
+#: The setting's value in a settings.json that may hold comments and trailing commas.
+_CUSTOM = re.compile(r'"roo-cline\.customStoragePath"\s*:\s*("(?:[^"\\]|\\.)*")')
+
+
+def custom_storage_paths(env: HostEnv) -> list[Path]:
+    """Every non-empty ``roo-cline.customStoragePath`` in the editors' user settings."""
+    found: list[Path] = []
+    for user in env.editor_user_dirs():
+        try:
+            text = (user / "settings.json").read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        for literal in _CUSTOM.findall(text):
+            try:
+                value = json.loads(literal)
+            except ValueError:
+                continue
+            if isinstance(value, str) and value.strip():
+                path = Path(os.path.expanduser(value.strip()))
+                if path not in found:
+                    found.append(path)
+    return found
 
 
 class RooCodeReader(TaskStoreReader):
@@ -29,3 +57,19 @@ class RooCodeReader(TaskStoreReader):
     name: ClassVar[str] = "Roo Code"
     version: ClassVar[int] = 1
     extension_ids: ClassVar[tuple[str, ...]] = ROO_IDS
+
+    def __init__(self) -> None:
+        self._custom: tuple[Path, ...] = ()
+
+    def roots(self, env: HostEnv) -> list[Path]:
+        self._custom = tuple(custom_storage_paths(env))
+        return [*super().roots(env), *self._custom]
+
+    def source_for(self, path: Path) -> Path | None:
+        found = super().source_for(path)
+        if found is not None or path.name not in (UI_MESSAGES, HISTORY_ITEM):
+            return found
+        task_dir = path.parent
+        if task_dir.parent.name == "tasks" and task_dir.parent.parent in self._custom:
+            return path if path.name == UI_MESSAGES else task_dir / UI_MESSAGES
+        return None

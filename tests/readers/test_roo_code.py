@@ -154,3 +154,24 @@ def test_roots_cover_every_editor_on_each_platform(tmp_path: Path) -> None:
     assert tmp_path / "Library" / "Application Support" / EXT in mac
     win = reader.roots(HostEnv(home=tmp_path, environ={"APPDATA": "C:/R"}, platform="win32"))
     assert Path("C:/R") / EXT in win
+
+
+def test_custom_storage_path_from_the_editor_settings_is_a_root(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    custom = tmp_path / "roo store"
+    settings = home / ".config" / "Code" / "User" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text(
+        '{\n  // where Roo keeps its tasks\n  "editor.fontSize": 13,\n'
+        f'  "roo-cline.customStoragePath": {json.dumps(str(custom))},\n}}\n'
+    )
+    own = RooCodeReader()
+    roots = own.roots(HostEnv(home=home, environ={}, platform="linux"))
+    assert custom in roots
+    task = custom / "tasks" / TASK_ID / "ui_messages.json"
+    task.parent.mkdir(parents=True)
+    task.write_text(fixture("roo-code", "ui_messages.json").read_text())
+    assert list(own.discover(custom)) == [task]
+    assert own.source_for(task.parent / "history_item.json") == task
+    assert own.source_for(tmp_path / "elsewhere" / "tasks" / "x" / "ui_messages.json") is None
+    assert role_counts(read_fresh(own, task))["user"] >= 1
