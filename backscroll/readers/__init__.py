@@ -53,9 +53,4 @@ READERS: tuple[Reader, ...] = (
 )
 
 
-def by_host() -> dict[str, Reader]:
-    """Readers keyed by host name."""
-    return {reader.host: reader for reader in READERS}
-
-
-__all__ = ["READERS", "BaseReader", "HostEnv", "Reader", "by_host"]
+__all__ = ["READERS", "BaseReader", "HostEnv", "Reader"]
