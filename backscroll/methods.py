@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from backscroll import protocol
-from backscroll.store import queries
+from backscroll.store import queries, search
 
 QUERY_METHODS = ("search", "sessions", "session")
 
@@ -19,7 +19,7 @@ def build(
     method: str, params: Any, *, fts: bool, enabled_hosts: Sequence[str] | None = None
 ) -> queries.Query:
     if method == "search":
-        return queries.search(
+        return search.search(
             protocol.SearchParams.from_dict(params), fts=fts, enabled_hosts=enabled_hosts
         )
     if method == "sessions":

@@ -54,7 +54,8 @@ from backscroll import methods
 from backscroll.client import Client
 from backscroll.readers import READERS
 from backscroll.store import open_readonly
-from backscroll.store.queries import STOPWORDS, run_sync
+from backscroll.store.queries import run_sync
+from backscroll.store.search import STOPWORDS
 
 FRESH_P50_MS, FRESH_P99_MS = 150.0, 500.0
 RARE_RTT_MS = 2.0

@@ -11,7 +11,8 @@ import pytest
 from backscroll.model import ReadResult, Session, Turn
 from backscroll.protocol import SearchParams
 from backscroll.store import open_writer
-from backscroll.store.queries import run_sync, search
+from backscroll.store.queries import run_sync
+from backscroll.store.search import search
 from backscroll.store.writer import FileStat, IndexWriter, Update
 
 
