@@ -14,35 +14,27 @@ import fnmatch
 import hashlib
 import logging
 import os
-import re
 import stat
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
 
 from backscroll.config import Config
+from backscroll.daemon.clean import Redactor, clean, scrub
 from backscroll.errors import SourceBusy
-from backscroll.model import Cursor, ReaderOptions, ReadResult, Session, Turn
+from backscroll.model import Cursor, ReaderOptions, ReadResult
 from backscroll.readers import READERS
 from backscroll.readers.base import HostEnv, Reader
 from backscroll.store.writer import FileRow, FileStat, IndexWriter, Update
 
 log = logging.getLogger("backscroll.indexer")
-_T = TypeVar("_T", Turn, Session)
 
 HEAD_BYTES = 1024
 TAIL_BYTES = 256
 #: A transaction holds at most this many files / bytes of source on a cold index.
 BATCH_FILES = 400
 BATCH_BYTES = 64 * 1024 * 1024
-
-
-class Redactor(Protocol):
-    """Anything with ``redact(text) -> text`` (see backscroll.redact)."""
-
-    def redact(self, text: str) -> str: ...
 
 
 def _log(level: int, msg: str, **fields: object) -> None:
@@ -437,39 +429,7 @@ class Indexer:
         return self._clean(result)
 
     def _clean(self, result: ReadResult) -> ReadResult:
-        """Redact secrets, drop excluded projects and replace lone surrogates (valid
-        JSON escapes SQLite cannot store) before anything is stored."""
-        excluded = {os.path.normpath(p) for p in self.config.exclude.projects}
-        drop = {
-            s.session_id
-            for s in result.sessions
-            if s.project and os.path.normpath(s.project) in excluded
-        }
-        redactor = self.redactor
-        if redactor is None and not drop and not _has_surrogates(result):
-            return result
-
-        def turn(t: Turn) -> Turn:
-            t = _scrubbed(t, "session_id", "key", "text", "note")
-            if redactor is None:
-                return t
-            clean = redactor.redact(t.text)
-            return t if clean is t.text else dataclasses.replace(t, text=clean)
-
-        def session(s: Session) -> Session:
-            s = _scrubbed(s, "session_id", "project", "title", "resume_command",
-                          "parent_session_id")  # fmt: skip
-            if redactor and s.title:
-                return dataclasses.replace(s, title=redactor.redact(s.title))
-            return s
-
-        return dataclasses.replace(
-            result,
-            turns=tuple(turn(t) for t in result.turns if t.session_id not in drop),
-            sessions=tuple(session(s) for s in result.sessions if s.session_id not in drop),
-            replaced_sessions=frozenset(map(scrub, result.replaced_sessions)),
-            removed_sessions=frozenset(map(scrub, result.removed_sessions)),
-        )
+        return clean(result, self.redactor, self.config.exclude.projects)
 
     def _vanished(self, item: Item, row: FileRow | None, summary: Summary) -> None:
         if row is None:
@@ -512,26 +472,6 @@ class Indexer:
         return summary
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def scrub(text: str) -> str:
-    """``text`` with lone surrogates (a JSON ``"\\udc80"`` escape, an undecodable
-    file name) replaced by U+FFFD, so it can be encoded as UTF-8 and stored."""
-    if text.isascii() or not _SURROGATE.search(text):
-        return text
-    return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
-
-
-def _scrubbed(obj: _T, *names: str) -> _T:
-    changes: dict[str, Any] = {}
-    for name in names:
-        value = getattr(obj, name)
-        if isinstance(value, str) and scrub(value) is not value:
-            changes[name] = scrub(value)
-    return dataclasses.replace(obj, **changes) if changes else obj
-
-
 def _undecodable(path: Path) -> bool:
     """True (and logged) for a file name that is not valid UTF-8: the index keys
     files by their path as text, which SQLite must be able to store."""
@@ -542,19 +482,6 @@ def _undecodable(path: Path) -> bool:
     _log(logging.WARNING, "file name is not valid UTF-8; rename the file to index it",
          event="undecodable_name", path=shown)  # fmt: skip
     return True
-
-
-def _has_surrogates(result: ReadResult) -> bool:
-    texts: Iterator[str | None] = (
-        v for t in result.turns for v in (t.session_id, t.key, t.text, t.note)
-    )
-    sessions: Iterator[str | None] = (
-        v
-        for s in result.sessions
-        for v in (s.session_id, s.project, s.title, s.resume_command, s.parent_session_id)
-    )
-    ids = (*result.replaced_sessions, *result.removed_sessions)
-    return any(v is not None and scrub(v) is not v for v in (*texts, *sessions, *ids))
 
 
 def _is_under(path: Path, root: Path) -> bool:

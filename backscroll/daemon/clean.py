@@ -1,0 +1,90 @@
+"""What happens to a read before it is stored: secrets redacted, excluded
+projects dropped, and lone surrogates (valid JSON escapes that SQLite cannot
+encode as UTF-8) replaced, so one such prompt cannot fail a whole batch."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from collections.abc import Iterable, Iterator
+from typing import Any, Protocol, TypeVar
+
+from backscroll.model import ReadResult, Session, Turn
+
+_T = TypeVar("_T", Turn, Session)
+
+
+class Redactor(Protocol):
+    """Anything with ``redact(text) -> text`` (see backscroll.redact)."""
+
+    def redact(self, text: str) -> str: ...
+
+
+def clean(
+    result: ReadResult, redactor: Redactor | None, excluded_projects: Iterable[str]
+) -> ReadResult:
+    """Redact secrets, drop excluded projects and replace lone surrogates before
+    anything is stored."""
+    excluded = {os.path.normpath(p) for p in excluded_projects}
+    drop = {
+        s.session_id
+        for s in result.sessions
+        if s.project and os.path.normpath(s.project) in excluded
+    }
+    if redactor is None and not drop and not _has_surrogates(result):
+        return result
+
+    def turn(t: Turn) -> Turn:
+        t = _scrubbed(t, "session_id", "key", "text", "note")
+        if redactor is None:
+            return t
+        text = redactor.redact(t.text)
+        return t if text is t.text else dataclasses.replace(t, text=text)
+
+    def session(s: Session) -> Session:
+        s = _scrubbed(s, "session_id", "project", "title", "resume_command", "parent_session_id")
+        if redactor and s.title:
+            return dataclasses.replace(s, title=redactor.redact(s.title))
+        return s
+
+    return dataclasses.replace(
+        result,
+        turns=tuple(turn(t) for t in result.turns if t.session_id not in drop),
+        sessions=tuple(session(s) for s in result.sessions if s.session_id not in drop),
+        replaced_sessions=frozenset(map(scrub, result.replaced_sessions)),
+        removed_sessions=frozenset(map(scrub, result.removed_sessions)),
+    )
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def scrub(text: str) -> str:
+    """``text`` with lone surrogates (a JSON ``"\\udc80"`` escape, an undecodable
+    file name) replaced by U+FFFD, so it can be encoded as UTF-8 and stored."""
+    if text.isascii() or not _SURROGATE.search(text):
+        return text
+    return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
+def _scrubbed(obj: _T, *names: str) -> _T:
+    changes: dict[str, Any] = {}
+    for name in names:
+        value = getattr(obj, name)
+        if isinstance(value, str) and scrub(value) is not value:
+            changes[name] = scrub(value)
+    return dataclasses.replace(obj, **changes) if changes else obj
+
+
+def _has_surrogates(result: ReadResult) -> bool:
+    texts: Iterator[str | None] = (
+        v for t in result.turns for v in (t.session_id, t.key, t.text, t.note)
+    )
+    sessions: Iterator[str | None] = (
+        v
+        for s in result.sessions
+        for v in (s.session_id, s.project, s.title, s.resume_command, s.parent_session_id)
+    )
+    ids = (*result.replaced_sessions, *result.removed_sessions)
+    return any(v is not None and scrub(v) is not v for v in (*texts, *sessions, *ids))
