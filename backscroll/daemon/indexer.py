@@ -450,7 +450,13 @@ class Indexer:
         summary.last_error = f"{item.path}: {message}"
         log.warning("cannot read transcript", extra={"event": "read_error",
                     "path": str(item.path), "host": item.spec.host, "error": message})  # fmt: skip
-        self.writer.record_error(str(item.path), item.spec.host, message)
+        try:
+            stat: FileStat | None = file_stat(item.path, item.spec.reader.kind)
+        except OSError:
+            stat = None
+        self.writer.record_error(
+            str(item.path), item.spec.host, message, stat, item.spec.reader.version
+        )
 
     # ------------------------------------------------------------------ passes
 

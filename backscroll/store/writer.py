@@ -337,13 +337,31 @@ class IndexWriter:
             self.conn.executemany("DELETE FROM turns WHERE id = ?", stale)
         return len(stale)
 
-    def record_error(self, path: str, host: str, message: str) -> None:
-        """Note that a file could not be read; its indexed turns stay."""
+    def record_error(
+        self,
+        path: str,
+        host: str,
+        message: str,
+        stat: FileStat | None = None,
+        reader_version: int = 0,
+    ) -> None:
+        """Note that a file could not be read; its indexed turns stay. With the
+        file's stat, the file is not tried again until it changes."""
         with self.transaction():
+            if stat is None:
+                self.conn.execute(
+                    "INSERT INTO files (path, host, error) VALUES (?, ?, ?)"
+                    " ON CONFLICT (path) DO UPDATE SET error = excluded.error",
+                    (path, host, message),
+                )
+                return
             self.conn.execute(
-                "INSERT INTO files (path, host, error) VALUES (?, ?, ?)"
-                " ON CONFLICT (path) DO UPDATE SET error = excluded.error",
-                (path, host, message),
+                "INSERT INTO files (path, host, error, size, mtime_ns, inode, reader_version)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT (path) DO UPDATE SET error = excluded.error,"
+                " size = excluded.size, mtime_ns = excluded.mtime_ns, inode = excluded.inode,"
+                " reader_version = excluded.reader_version",
+                (path, host, message, stat.size, stat.mtime_ns, stat.inode, reader_version),
             )
 
     def mark_missing(self, path: str) -> None:
