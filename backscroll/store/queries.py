@@ -78,18 +78,26 @@ def excerpt(marked: str, limit: int) -> tuple[str, list[list[int]], bool, int]:
     return prefix + cut + suffix, kept, True, full
 
 
-def sessions(p: SessionsParams) -> Query:
+def session_filters(
+    host: str | None, project: str | None, session: str | None
+) -> tuple[list[str], list[Any]]:
+    """WHERE terms (on ``sessions s``) for the host, project and session-id prefix."""
     where: list[str] = []
     args: list[Any] = []
-    if p.host:
+    if host:
         where.append("s.host = ?")
-        args.append(p.host)
-    if p.project:
+        args.append(host)
+    if project:
         where.append("s.project = ?")
-        args.append(p.project.rstrip("/") or "/")
-    if p.session:
+        args.append(project.rstrip("/") or "/")
+    if session:
         where.append("s.session_id LIKE ? ESCAPE '\\'")
-        args.append(like_prefix(p.session))
+        args.append(like_prefix(session))
+    return where, args
+
+
+def sessions(p: SessionsParams) -> Query:
+    where, args = session_filters(p.host, p.project, p.session)
     if p.since_days is not None:
         where.append("coalesce(s.updated_at, s.started_at) >= ?")
         args.append(time.time() - p.since_days * 86400)

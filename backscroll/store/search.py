@@ -19,7 +19,7 @@ from backscroll.store.queries import (
     Row,
     excerpt,
     iso,
-    like_prefix,
+    session_filters,
 )
 
 COUNT_CAP = 10000
@@ -51,14 +51,7 @@ def fts_match(terms: list[str], any_word: bool) -> str:
 
 
 def _filters(p: SearchParams, now: float) -> tuple[str, list[Any]]:
-    where: list[str] = []
-    args: list[Any] = []
-    if p.host:
-        where.append("s.host = ?")
-        args.append(p.host)
-    if p.project:
-        where.append("s.project = ?")
-        args.append(p.project.rstrip("/") or "/")
+    where, args = session_filters(p.host, p.project, p.session)
     if p.role:
         where.append("t.role = ?")
         args.append(p.role)
@@ -71,9 +64,6 @@ def _filters(p: SearchParams, now: float) -> tuple[str, list[Any]]:
     if p.until is not None:
         where.append("t.ts < ?")
         args.append(p.until)
-    if p.session:
-        where.append("s.session_id LIKE ? ESCAPE '\\'")
-        args.append(like_prefix(p.session))
     if p.exclude_session:
         where.append("s.session_id != ?")
         args.append(p.exclude_session)
