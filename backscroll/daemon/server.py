@@ -354,7 +354,7 @@ class Daemon:
 
 
 def watch_list(hosts: list[HostSpec]) -> list[tuple[str, Path, bool]]:
-    return [(s.host, r, s.reader.recursive_watch) for s in hosts for r in s.roots]
+    return [(s.host, r, s.reader.watch_recursive(r)) for s in hosts for r in s.roots]
 
 
 def _refuse_shared_dir(directory: Path) -> None:

@@ -110,6 +110,11 @@ class Reader(Protocol):
         """Default directories to watch and scan, existing or not."""
         ...
 
+    def watch_recursive(self, root: Path) -> bool:
+        """Whether to watch ``root``'s subdirectories too (a root that holds much
+        besides transcripts is watched shallowly)."""
+        ...
+
     def source_for(self, path: Path) -> Path | None:
         """The transcript file to (re)index when ``path`` is created or changed
         (``opencode.db-wal`` -> ``opencode.db``), or None if it is not ours."""
@@ -157,6 +162,9 @@ class BaseReader:
 
     def roots(self, env: HostEnv) -> list[Path]:
         raise NotImplementedError
+
+    def watch_recursive(self, root: Path) -> bool:
+        return self.recursive_watch
 
     def source_for(self, path: Path) -> Path | None:
         raise NotImplementedError

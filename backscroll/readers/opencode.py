@@ -72,12 +72,17 @@ class OpenCodeReader(BaseReader):
     def __init__(self) -> None:
         #: A database named by the host's env var (any file name), learnt in roots().
         self._named_dbs: frozenset[Path] = frozenset()
+        #: Roots watched without their subdirectories, learnt in roots().
+        self._shallow: frozenset[Path] = frozenset()
 
     # ------------------------------------------------------------------ locations
 
     def roots(self, env: HostEnv) -> list[Path]:
         # The XDG data dir on every platform (xdg-basedir, also macOS and Windows).
         data = env.xdg_data() / self.app_dir
+        # The data dir is watched shallowly (its databases sit at the top; its
+        # snapshot/ holds a git repository per project), the legacy tree deeply.
+        self._shallow = frozenset({data})
         found = [data, *self._extra_roots(env)]
         override = env.environ.get(self.db_env, "").strip()
         if override and override != ":memory:":
@@ -89,8 +94,14 @@ class OpenCodeReader(BaseReader):
         return found
 
     def _extra_roots(self, env: HostEnv) -> list[Path]:
-        # Some older installs kept the JSON tree under the config dir.
-        return [env.xdg_config() / self.app_dir / "storage"]
+        # The legacy JSON tree, and where some older installs kept it (config dir).
+        return [
+            env.xdg_data() / self.app_dir / "storage",
+            env.xdg_config() / self.app_dir / "storage",
+        ]
+
+    def watch_recursive(self, root: Path) -> bool:
+        return root not in self._shallow
 
     def source_for(self, path: Path) -> Path | None:
         name = path.name

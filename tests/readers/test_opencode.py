@@ -523,7 +523,7 @@ def test_opencode_db_variable_names_the_database(reader: OpenCodeReader) -> None
     relative = reader.roots(HostEnv(home=home, environ={"OPENCODE_DB": "alt.db"}))
     assert home / ".local" / "share" / "opencode" / "alt.db" in relative
     in_memory = reader.roots(HostEnv(home=home, environ={"OPENCODE_DB": ":memory:"}))
-    assert len(in_memory) == 2
+    assert len(in_memory) == 3  # the data dir, its legacy storage/ and the config-dir one
 
 
 def test_source_for_maps_database_files(reader: OpenCodeReader) -> None:
@@ -571,3 +571,12 @@ def test_kilo_roots_and_kilo_db_variable() -> None:
 def test_kilo_ignores_opencode_legacy_tree(legacy: Path) -> None:
     reader = KiloCliReader()
     assert reader.source_for(legacy / "session" / "proj1" / "ses_test1.json") is None
+
+
+def test_the_data_dir_is_watched_shallowly_and_the_legacy_tree_deeply(tmp_path: Path) -> None:
+    own = OpenCodeReader()
+    roots = own.roots(HostEnv(home=tmp_path, environ={}, platform="linux"))
+    data = tmp_path / ".local" / "share" / "opencode"
+    assert data in roots and data / "storage" in roots
+    assert own.watch_recursive(data) is False  # snapshot/ holds a git repo per project
+    assert own.watch_recursive(data / "storage") is True
