@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from backscroll import paths
 from backscroll.client import Client, RemoteError, try_connect
 from backscroll.errors import BackscrollError
 
+TYPE_CHECKING = False  # typing is not imported at run time: this is the CLI's hot path
 if TYPE_CHECKING:
+    from typing import Any
+
     from backscroll.config import Config
 
 

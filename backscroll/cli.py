@@ -9,13 +9,14 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from backscroll import __version__, render
 from backscroll.errors import BackscrollError
 
+TYPE_CHECKING = False  # typing is not imported at run time: this is the CLI's hot path
 if TYPE_CHECKING:
     import argparse
+    from typing import Any
 
     Handler = Callable[[argparse.Namespace], int]
 
@@ -320,13 +321,30 @@ def _filters(p: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     import argparse
 
-    parser = argparse.ArgumentParser(
+    class Formatter(argparse.HelpFormatter):
+        """argparse's formatter, sized without importing shutil (start-up time)."""
+
+        def __init__(self, prog: str) -> None:
+            try:
+                width = os.get_terminal_size().columns
+            except OSError:
+                width = int(os.environ.get("COLUMNS", "80") or 80)
+            super().__init__(prog, width=max(width - 2, 40))
+
+    class Parser(argparse.ArgumentParser):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            kwargs.setdefault("formatter_class", Formatter)
+            super().__init__(*args, **kwargs)
+
+    parser = Parser(
         prog="backscroll",
         description="Keep every coding-agent conversation turn findable.",
     )
     parser.add_argument("--version", action="version", version=f"backscroll {__version__}")
     parser.add_argument("--config", help="config file (default: $BACKSCROLL_CONFIG or XDG)")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", parser_class=Parser
+    )
 
     p = sub.add_parser("index", help="index every enabled host's transcripts now")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")

@@ -8,7 +8,10 @@ for them.
 from __future__ import annotations
 
 import argparse
-from typing import Any
+
+TYPE_CHECKING = False  # typing is not imported at run time: this is the CLI's hot path
+if TYPE_CHECKING:
+    from typing import Any
 
 HOOK_HOSTS = ("claude-code", "codex", "gemini-cli", "copilot-cli")
 

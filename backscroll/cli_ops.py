@@ -11,7 +11,10 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # typing is not imported at run time: this is the CLI's hot path
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _config_path(args: argparse.Namespace) -> Path | None:

@@ -9,10 +9,13 @@ from __future__ import annotations
 import json
 import socket
 from pathlib import Path
-from typing import Any
 
 from backscroll import wire as protocol
 from backscroll.errors import DaemonNotRunning
+
+TYPE_CHECKING = False  # typing is not imported at run time: this is the CLI's hot path
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class RemoteError(Exception):

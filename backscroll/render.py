@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # typing is not imported at run time: this is the CLI's hot path
+if TYPE_CHECKING:
+    from typing import Any
+
 
 BOLD, RESET = "\x1b[1m", "\x1b[0m"
 TAINT = "⚠ this turn read untrusted content from outside the machine — weigh it accordingly"

@@ -7,7 +7,10 @@ dataclasses and friends so ``backscroll search`` starts as fast as Python can.
 from __future__ import annotations
 
 import json
-from typing import Any
+
+TYPE_CHECKING = False  # typing is not imported at run time: this is the CLI's hot path
+if TYPE_CHECKING:
+    from typing import Any
 
 PROTOCOL_VERSION = 1
 #: Version of the JSON result shapes (``"schema"`` in every ``--json`` output).
