@@ -237,9 +237,15 @@ class Indexer:
         kind = item.spec.reader.kind
         st = file_stat(item.path, kind)
         version = item.spec.reader.version
+        sidecar = _newest_mtime(item.spec.reader.sidecars(item.path))
+        # A sidecar newer than the transcript was at its last index changed
+        # since (perhaps while the daemon was down): read the transcript again.
+        forced = item.forced or (row is not None and sidecar > row.mtime_ns)
+        if sidecar > st.mtime_ns:
+            st = dataclasses.replace(st, mtime_ns=sidecar)
         if (
             row is not None
-            and not item.forced
+            and not forced
             and (row.size, row.mtime_ns, row.inode) == (st.size, st.mtime_ns, st.inode)
             and row.reader_version == version
         ):
@@ -258,7 +264,7 @@ class Indexer:
                     prev = None
                 elif row.tail_hash and tail_hash(item.path, row.position) != row.tail_hash:
                     prev = None  # rewritten in place behind an unchanged head
-            if item.forced:
+            if forced:
                 prev = None
         return Plan(item, st, row, prev)
 
@@ -488,6 +494,16 @@ def _undecodable(path: Path) -> bool:
     _log(logging.WARNING, "file name is not valid UTF-8; rename the file to index it",
          event="undecodable_name", path=shown)  # fmt: skip
     return True
+
+
+def _newest_mtime(paths: list[Path]) -> int:
+    newest = 0
+    for path in paths:
+        try:
+            newest = max(newest, os.stat(path).st_mtime_ns)
+        except OSError:
+            continue
+    return newest
 
 
 def _is_under(path: Path, root: Path) -> bool:

@@ -110,6 +110,12 @@ class Reader(Protocol):
         """Default directories to watch and scan, existing or not."""
         ...
 
+    def sidecars(self, path: Path) -> list[Path]:
+        """Files beside the transcript whose changes the reader must see (a title
+        in ``workspace.yaml``): a stat-only pass re-reads the transcript when one
+        of them is newer than the transcript was when it was indexed."""
+        ...
+
     def watch_recursive(self, root: Path) -> bool:
         """Whether to watch ``root``'s subdirectories too (a root that holds much
         besides transcripts is watched shallowly)."""
@@ -165,6 +171,9 @@ class BaseReader:
 
     def watch_recursive(self, root: Path) -> bool:
         return self.recursive_watch
+
+    def sidecars(self, path: Path) -> list[Path]:
+        return []
 
     def source_for(self, path: Path) -> Path | None:
         raise NotImplementedError

@@ -258,6 +258,9 @@ class TaskStoreReader(BaseReader):
     def source_for(self, path: Path) -> Path | None:
         return task_file_for(path, self.extension_ids)
 
+    def sidecars(self, path: Path) -> list[Path]:
+        return [path.parent / HISTORY_ITEM] if path.name == UI_MESSAGES else []
+
     def discover(self, root: Path) -> Iterator[Path]:
         tasks = root / "tasks"
         if root.name == "tasks":

@@ -186,6 +186,9 @@ class CopilotCliReader(BaseReader):
                     out.append(base / sub)
         return out
 
+    def sidecars(self, path: Path) -> list[Path]:
+        return [path.parent / "workspace.yaml"] if path.name == "events.jsonl" else []
+
     def source_for(self, path: Path) -> Path | None:
         parent = path.parent
         if parent.parent.name == "session-state":

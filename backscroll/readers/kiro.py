@@ -100,6 +100,9 @@ class KiroCliReader(BaseReader):
         # ``~/.kiro`` on every OS; no environment variable moves it.
         return [env.home / ".kiro" / "sessions" / "cli"]
 
+    def sidecars(self, path: Path) -> list[Path]:
+        return [path.with_suffix(".json")] if path.suffix == ".jsonl" else []
+
     def source_for(self, path: Path) -> Path | None:
         if path.parent.name != "cli":
             return None
