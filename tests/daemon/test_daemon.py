@@ -255,6 +255,24 @@ def test_sighup_with_a_host_disabled_drops_its_roots_from_status(
     assert any(r["host"] == "claude-code" for r in d.call("status", {})["roots"])
 
 
+def test_sighup_with_a_broken_config_keeps_the_old_one_and_says_why(
+    daemon_factory: DaemonFactory,
+) -> None:
+    d = daemon_factory(config="log_level: info\n")
+    assert d.config_path is not None
+    before = d.call("status", {})["roots"]
+    d.config_path.write_text("hosts:\n  codex: [not, a, mapping\n", encoding="utf-8")
+    d.send_signal(signal.SIGHUP)
+
+    def reload_error() -> list[dict[str, Any]]:
+        records = [json.loads(ln) for ln in d.stderr_text().splitlines() if ln.strip()]
+        return [r for r in records if r.get("event") == "reload_error"]
+
+    errors = wait_for(reload_error, "the reload error to be logged")
+    assert str(d.config_path) in errors[0]["error"]
+    assert d.call("status", {})["roots"] == before  # still serving, old config kept
+
+
 # --------------------------------------------------------------------------- hygiene
 
 
