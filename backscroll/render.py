@@ -109,14 +109,26 @@ def status(result: dict[str, Any]) -> str:
             f"daemon: running (pid {daemon.get('pid')}, version {daemon.get('version')}, "
             f"queue {daemon.get('queue_depth', 0)})"
         )
+        if daemon.get("indexing"):
+            lines.append(f"indexing: {daemon['indexing']}")
+        if daemon.get("writer_alive") is False:
+            lines.append(
+                "the writer thread has stopped: restart the daemon (see `backscroll logs`)"
+            )
         if daemon.get("last_error"):
             lines.append(f"last error: {daemon['last_error']}")
     else:
         lines.append("daemon: not running (figures read from the index directly)")
     lines.append(f"last indexed: {result.get('last_indexed') or 'never'}")
-    lines.append(f"{'host':<14}{'files':>7}{'sessions':>10}{'turns':>9}")
+    lines.append(f"{'host':<14}{'files':>7}{'sessions':>10}{'turns':>9}  notes")
     for host, e in sorted(result.get("hosts", {}).items()):
-        lines.append(f"{host:<14}{e['files']:>7}{e['sessions']:>10}{e['turns']:>9}")
+        notes = []
+        if e.get("unreadable_files"):
+            notes.append(f"{e['unreadable_files']} unreadable (`backscroll explain FILE`)")
+        if e.get("missing_files"):
+            notes.append(f"{e['missing_files']} deleted by the host, turns kept")
+        row = f"{host:<14}{e['files']:>7}{e['sessions']:>10}{e['turns']:>9}"
+        lines.append(f"{row}  {'; '.join(notes)}".rstrip())
     roots = result.get("roots", [])
     for root in roots:
         if root["mode"] != "waiting":
