@@ -318,7 +318,44 @@ def _filters(p: argparse.ArgumentParser) -> None:
     p.add_argument("--session", metavar="ID_PREFIX", help="only sessions whose id starts so")
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: Commands whose parser can be built alone (start-up time of the query commands).
+CORE_COMMANDS = ("index", "search", "sessions", "show", "status", "forget", "daemon")
+
+
+class _Skipped:
+    """Stands in for the parser of a command that is not being built."""
+
+    def __getattr__(self, name: str) -> Any:
+        return lambda *args, **kwargs: self
+
+
+class _OnlyCommand:
+    """A subparsers action that builds only one command's parser (or all)."""
+
+    def __init__(self, sub: Any, only: str | None) -> None:
+        self.sub = sub
+        self.only = only
+
+    def add_parser(self, name: str, **kwargs: Any) -> Any:
+        if self.only is None or name == self.only:
+            return self.sub.add_parser(name, **kwargs)
+        return _Skipped()
+
+
+def _command_of(argv: list[str]) -> str | None:
+    """The core command named in ``argv`` (None: build every command's parser)."""
+    skip = False
+    for token in argv:
+        if skip:
+            skip = False
+        elif token == "--config":
+            skip = True
+        elif not token.startswith("-"):
+            return token if token in CORE_COMMANDS else None
+    return None
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     import argparse
 
     class Formatter(argparse.HelpFormatter):
@@ -342,8 +379,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"backscroll {__version__}")
     parser.add_argument("--config", help="config file (default: $BACKSCROLL_CONFIG or XDG)")
-    sub = parser.add_subparsers(
-        dest="command", required=True, metavar="COMMAND", parser_class=Parser
+    sub: Any = _OnlyCommand(
+        parser.add_subparsers(
+            dest="command", required=True, metavar="COMMAND", parser_class=Parser
+        ),
+        only,
     )
 
     p = sub.add_parser("index", help="index every enabled host's transcripts now")
@@ -401,10 +441,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("daemon", help="run the indexing daemon in the foreground")
     p.set_defaults(func=cmd_daemon)
 
-    from backscroll import cli_agents, cli_ops
+    if only is None:
+        from backscroll import cli_agents, cli_ops
 
-    cli_agents.register(sub)
-    cli_ops.register(sub)
+        cli_agents.register(sub)
+        cli_ops.register(sub)
     return parser
 
 
@@ -418,7 +459,7 @@ def main(argv: list[str] | None = None) -> int:
             from backscroll import hook
 
             return hook.main(argv[1], None)
-    parser = build_parser()
+    parser = build_parser(_command_of(argv))
     args = parser.parse_args(argv)
     handler: Handler = args.func
     try:
