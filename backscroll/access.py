@@ -8,7 +8,6 @@ has to fall back to the direct path.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from backscroll import paths
 from backscroll.client import Client, RemoteError, try_connect
@@ -16,6 +15,7 @@ from backscroll.errors import BackscrollError
 
 TYPE_CHECKING = False  # typing is not imported at run time: this is the CLI's hot path
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
     from backscroll.config import Config
@@ -64,7 +64,7 @@ def load_config(config_file: Path | None = None) -> Config:
 
 def needs_config(config_file: Path | None = None) -> bool:
     """Whether a config file exists that could change the socket or the limits."""
-    return (config_file or paths.config_path()).exists()
+    return os.path.exists(str(config_file) if config_file else paths.config_path_text())
 
 
 def query_fast(
@@ -73,8 +73,9 @@ def query_fast(
     """Like :func:`query`, but reaches the daemon without loading the config when
     there is no config file (the common case): the CLI's fast path."""
     cfg = None
+    socket: str | Path
     if os.environ.get("BACKSCROLL_SOCKET") or not needs_config(config_file):
-        socket = paths.socket_path()
+        socket = paths.socket_path_text()
     else:
         cfg = load_config(config_file)
         socket = cfg.socket_path()

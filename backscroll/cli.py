@@ -8,7 +8,6 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 from backscroll import __version__, render
 from backscroll.errors import BackscrollError
@@ -16,7 +15,10 @@ from backscroll.errors import BackscrollError
 TYPE_CHECKING = False  # typing is not imported at run time: this is the CLI's hot path
 if TYPE_CHECKING:
     import argparse
+    from pathlib import Path
     from typing import Any
+
+    Option = tuple[str, dict[str, Any]]
 
     Handler = Callable[[argparse.Namespace], int]
 
@@ -24,12 +26,15 @@ if TYPE_CHECKING:
 def _config(args: argparse.Namespace) -> Any:
     from backscroll import config
 
-    path = Path(args.config) if getattr(args, "config", None) else None
-    return config.load(path)
+    return config.load(_config_file(args))
 
 
 def _config_file(args: argparse.Namespace) -> Path | None:
-    return Path(args.config) if getattr(args, "config", None) else None
+    if not getattr(args, "config", None):
+        return None
+    from pathlib import Path
+
+    return Path(args.config)
 
 
 def _emit(data: Any) -> None:
@@ -310,12 +315,87 @@ def cmd_daemon(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- parser
 
 
+# An option is its flag and its ``add_argument`` keywords (the ``Option`` alias).
+# One table drives both argparse and the fast path of ``backscroll search``.
+FILTER_OPTIONS: tuple[Option, ...] = (
+    ("--host", {"help": "only this host (e.g. claude-code, codex)"}),
+    ("--project", {"help": "only sessions whose working directory is this path"}),
+    ("--here", {"action": "store_true", "help": "only sessions of the current directory"}),
+    ("--since-days", {"type": float, "metavar": "N", "help": "only the last N days"}),
+    ("--session", {"metavar": "ID_PREFIX", "help": "only sessions whose id starts so"}),
+)
+
+SEARCH_OPTIONS: tuple[Option, ...] = (
+    *FILTER_OPTIONS,
+    ("--role", {"choices": ("user", "assistant", "summary")}),
+    ("--since", {"metavar": "DATE", "help": "only turns on or after this date"}),
+    ("--until", {"metavar": "DATE", "help": "only turns before this date"}),
+    ("--any", {"action": "store_true", "help": "match any word instead of all"}),
+    ("--limit", {"type": int, "help": "at most K hits (default 10)"}),
+    (
+        "--context",
+        {"type": int, "metavar": "N", "help": "show N turns before and after each hit"},
+    ),
+    ("--max-turn-chars", {"type": int}),
+    ("--max-total-chars", {"type": int}),
+    ("--json", {"action": "store_true", "help": "print one JSON object (schema 1)"}),
+)
+
+
+def _add_options(p: argparse.ArgumentParser, options: tuple[Option, ...]) -> None:
+    for flag, kwargs in options:
+        p.add_argument(flag, **kwargs)
+
+
 def _filters(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--host", help="only this host (e.g. claude-code, codex)")
-    p.add_argument("--project", help="only sessions whose working directory is this path")
-    p.add_argument("--here", action="store_true", help="only sessions of the current directory")
-    p.add_argument("--since-days", type=float, metavar="N", help="only the last N days")
-    p.add_argument("--session", metavar="ID_PREFIX", help="only sessions whose id starts so")
+    _add_options(p, FILTER_OPTIONS)
+
+
+def _fast_search(argv: list[str]) -> Any:
+    """``backscroll search`` arguments parsed from :data:`SEARCH_OPTIONS` without
+    argparse, when they are plain words and exact options (the common case, and
+    the one an agent runs in a loop). None for anything else (help, an unknown or
+    abbreviated option, a bad value), which argparse then parses and reports."""
+    from types import SimpleNamespace
+
+    spec = dict(SEARCH_OPTIONS)
+    values: dict[str, Any] = {
+        flag[2:].replace("-", "_"): (False if kw.get("action") == "store_true" else None)
+        for flag, kw in SEARCH_OPTIONS
+    }
+    words: list[str] = []
+    tokens = iter(argv)
+    for token in tokens:
+        if token == "--":
+            words.extend(tokens)
+            break
+        if not token.startswith("-") or token == "-":
+            words.append(token)
+            continue
+        name, eq, value = token.partition("=")
+        kw = spec.get(name)
+        if kw is None:
+            return None
+        dest = name[2:].replace("-", "_")
+        if kw.get("action") == "store_true":
+            if eq:
+                return None
+            values[dest] = True
+            continue
+        if not eq:
+            value = next(tokens, "")
+            if not value or value.startswith("-"):
+                return None
+        try:
+            converted = kw.get("type", str)(value)
+        except ValueError:
+            return None
+        if converted not in kw.get("choices", (converted,)):
+            return None
+        values[dest] = converted
+    if not words:
+        return None
+    return SimpleNamespace(command="search", config=None, words=words, func=cmd_search, **values)
 
 
 #: Commands whose parser can be built alone (start-up time of the query commands).
@@ -396,17 +476,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
     p = sub.add_parser("search", help="search the indexed turns")
     p.add_argument("words", nargs="+", help='words to find; "quoted phrases" match exactly')
-    _filters(p)
-    p.add_argument("--role", choices=("user", "assistant", "summary"))
-    p.add_argument("--since", metavar="DATE", help="only turns on or after this date")
-    p.add_argument("--until", metavar="DATE", help="only turns before this date")
-    p.add_argument("--any", action="store_true", help="match any word instead of all")
-    p.add_argument("--limit", type=int, default=None, help="at most K hits (default 10)")
-    p.add_argument("--context", type=int, default=None, metavar="N",
-                   help="show N turns before and after each hit")  # fmt: skip
-    p.add_argument("--max-turn-chars", type=int, default=None)
-    p.add_argument("--max-total-chars", type=int, default=None)
-    p.add_argument("--json", action="store_true")
+    _add_options(p, SEARCH_OPTIONS)
     p.set_defaults(func=cmd_search)
 
     p = sub.add_parser("sessions", help="list indexed sessions")
@@ -459,8 +529,9 @@ def main(argv: list[str] | None = None) -> int:
             from backscroll import hook
 
             return hook.main(argv[1], None)
-    parser = build_parser(_command_of(argv))
-    args = parser.parse_args(argv)
+    args = _fast_search(argv[1:]) if argv and argv[0] == "search" else None
+    if args is None:
+        args = build_parser(_command_of(argv)).parse_args(argv)
     handler: Handler = args.func
     try:
         return handler(args)

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import json
 import socket
-from pathlib import Path
 
 from backscroll import wire as protocol
 from backscroll.errors import DaemonNotRunning
 
 TYPE_CHECKING = False  # typing is not imported at run time: this is the CLI's hot path
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
 
@@ -28,7 +28,7 @@ class RemoteError(Exception):
 
 
 class Client:
-    def __init__(self, path: Path, timeout: float = 60.0) -> None:
+    def __init__(self, path: Path | str, timeout: float = 60.0) -> None:
         self.path = path
         self.timeout = timeout
         self._sock: socket.socket | None = None
@@ -88,7 +88,7 @@ class Client:
         return line
 
 
-def try_connect(path: Path, timeout: float = 60.0) -> Client | None:
+def try_connect(path: Path | str, timeout: float = 60.0) -> Client | None:
     """A connected client, or None when no daemon answers at ``path``."""
     client = Client(path, timeout)
     try:

@@ -1,60 +1,89 @@
-"""Default locations (DESIGN.md "Paths"); every one is overridable."""
+"""Default locations (DESIGN.md "Paths"); every one is overridable.
+
+Each location is computed as text first (``*_text``), which the CLI's query
+path uses so that it never imports pathlib; the ``Path`` functions wrap them.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
+
+TYPE_CHECKING = False  # typing and pathlib are not imported on the CLI's hot path
+if TYPE_CHECKING:
+    from pathlib import Path
 
 #: Unix socket paths must fit in sun_path (104 bytes on macOS, 108 on Linux).
 SUN_PATH_MAX = 104
 
 
-def _env_path(name: str) -> Path | None:
+def _env(name: str) -> str | None:
     value = os.environ.get(name, "").strip()
-    return Path(os.path.expanduser(value)) if value else None
+    return os.path.expanduser(value) if value else None
 
 
-def home() -> Path:
-    return Path(os.path.expanduser("~"))
+def _home() -> str:
+    return os.path.expanduser("~")
 
 
-def config_path() -> Path:
+def config_path_text() -> str:
     """``$BACKSCROLL_CONFIG``, else ``$XDG_CONFIG_HOME/backscroll/config.yaml``."""
-    explicit = _env_path("BACKSCROLL_CONFIG")
+    explicit = _env("BACKSCROLL_CONFIG")
     if explicit:
         return explicit
-    base = _env_path("XDG_CONFIG_HOME") or home() / ".config"
-    return base / "backscroll" / "config.yaml"
+    base = _env("XDG_CONFIG_HOME") or os.path.join(_home(), ".config")
+    return os.path.join(base, "backscroll", "config.yaml")
 
 
-def data_dir() -> Path:
-    """``$BACKSCROLL_HOME``, else ``$XDG_DATA_HOME/backscroll`` (macOS: Application Support)."""
-    explicit = _env_path("BACKSCROLL_HOME")
-    if explicit:
-        return explicit
-    if sys.platform == "darwin":
-        return home() / "Library" / "Application Support" / "backscroll"
-    base = _env_path("XDG_DATA_HOME") or home() / ".local" / "share"
-    return base / "backscroll"
-
-
-def socket_path() -> Path:
+def socket_path_text() -> str:
     """``$BACKSCROLL_SOCKET``, else ``$XDG_RUNTIME_DIR/backscroll/backscroll.sock``.
 
     Without a runtime dir (macOS, or a bare Linux session) the per-user temp
     directory is used, in a ``backscroll-<uid>`` subdirectory.
     """
-    explicit = _env_path("BACKSCROLL_SOCKET")
+    explicit = _env("BACKSCROLL_SOCKET")
     if explicit:
         return explicit
-    runtime = _env_path("XDG_RUNTIME_DIR")
+    runtime = _env("XDG_RUNTIME_DIR")
     if runtime and sys.platform != "darwin":
-        return runtime / "backscroll" / "backscroll.sock"
+        return os.path.join(runtime, "backscroll", "backscroll.sock")
     import tempfile
 
     uid = os.getuid() if hasattr(os, "getuid") else 0
-    return Path(tempfile.gettempdir()) / f"backscroll-{uid}" / "backscroll.sock"
+    return os.path.join(tempfile.gettempdir(), f"backscroll-{uid}", "backscroll.sock")
+
+
+def home() -> Path:
+    from pathlib import Path
+
+    return Path(_home())
+
+
+def config_path() -> Path:
+    """``$BACKSCROLL_CONFIG``, else ``$XDG_CONFIG_HOME/backscroll/config.yaml``."""
+    from pathlib import Path
+
+    return Path(config_path_text())
+
+
+def data_dir() -> Path:
+    """``$BACKSCROLL_HOME``, else ``$XDG_DATA_HOME/backscroll`` (macOS: Application Support)."""
+    from pathlib import Path
+
+    explicit = _env("BACKSCROLL_HOME")
+    if explicit:
+        return Path(explicit)
+    if sys.platform == "darwin":
+        return Path(_home()) / "Library" / "Application Support" / "backscroll"
+    base = _env("XDG_DATA_HOME") or os.path.join(_home(), ".local", "share")
+    return Path(base) / "backscroll"
+
+
+def socket_path() -> Path:
+    """:func:`socket_path_text` as a ``Path``."""
+    from pathlib import Path
+
+    return Path(socket_path_text())
 
 
 def db_path(data: Path | None = None) -> Path:

@@ -1,0 +1,55 @@
+"""``backscroll search`` parses plain arguments without argparse; both parsers
+come from one option table, and on anything unusual argparse takes over."""
+
+from __future__ import annotations
+
+import pytest
+
+from backscroll import cli
+
+PLAIN = [
+    ["search", "login", "handler"],
+    ["search", "login", "--json"],
+    ["search", "--host", "codex", "word", "--limit", "5", "--any"],
+    ["search", "word", "--since-days=14", "--role", "assistant", "--context", "2"],
+    ["search", "login_user(--dry-run)", "src/auth/handler.py", "--max-total-chars", "900"],
+    ["search", "--", "--not-an-option", "word"],
+    ["search", "w", "--project", "/p q", "--session", "3f2a", "--here", "--since", "2026-01-02"],
+    ["search", "w", "--until", "2026-02-01", "--max-turn-chars", "300"],
+]
+
+
+@pytest.mark.parametrize("argv", PLAIN)
+def test_the_fast_path_parses_what_argparse_parses(argv: list[str]) -> None:
+    fast = cli._fast_search(argv[1:])
+    assert fast is not None, argv
+    slow = cli.build_parser("search").parse_args(argv)
+    assert vars(fast) == vars(slow)
+
+
+@pytest.mark.parametrize(
+    "rest",
+    [
+        ["--help"],
+        ["-h"],
+        ["word", "--lim", "5"],  # an abbreviation argparse would expand
+        ["word", "--limit", "many"],
+        ["word", "--role", "admin"],
+        ["word", "--limit"],
+        ["--json"],  # no words: argparse reports it
+        ["word", "--json=yes"],
+        ["word", "--unknown"],
+    ],
+)
+def test_anything_unusual_is_left_to_argparse(rest: list[str]) -> None:
+    assert cli._fast_search(rest) is None
+
+
+def test_every_search_option_is_in_the_fast_path_table() -> None:
+    parser = cli.build_parser("search")
+    search = next(
+        a
+        for a in parser._subparsers._group_actions[0].choices.values()  # type: ignore[union-attr]
+    )
+    flags = {s for action in search._actions for s in action.option_strings}
+    assert flags - {"-h", "--help"} == {flag for flag, _kw in cli.SEARCH_OPTIONS}
