@@ -108,15 +108,7 @@ class CrushReader(BaseReader):
                     parent_session_id=row.parent_session_id or None,
                 )
             )
-        return ReadResult(
-            turns=tuple(turns),
-            sessions=tuple(sessions),
-            position=0,
-            state=delta.state(STATE_VERSION),
-            replaced_sessions=delta.replaced,
-            removed_sessions=frozenset(delta.removed),
-            problems=tuple(problems),
-        )
+        return delta.result(STATE_VERSION, turns, sessions, problems)
 
     def project_of(self, db: Path) -> str | None:
         """The project directory: from the registry, else the parent of ``.crush``."""

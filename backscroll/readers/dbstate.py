@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from backscroll.model import Cursor
+from backscroll.model import Cursor, Problem, ReadResult, Session, Turn
 from backscroll.store.foreign import snapshot
 
 
@@ -50,6 +50,25 @@ class Changes:
     @property
     def replaced(self) -> frozenset[str]:
         return frozenset(self.changed - self.removed)
+
+    def result(
+        self,
+        version: int,
+        turns: Iterable[Turn],
+        sessions: Iterable[Session],
+        problems: Iterable[Problem],
+    ) -> ReadResult:
+        """The read's result: the changed sessions' turns replace theirs, the
+        sessions that are gone are removed, and these marks are saved."""
+        return ReadResult(
+            turns=tuple(turns),
+            sessions=tuple(sessions),
+            position=0,
+            state=self.state(version),
+            replaced_sessions=self.replaced,
+            removed_sessions=frozenset(self.removed),
+            problems=tuple(problems),
+        )
 
 
 def changes(

@@ -182,15 +182,7 @@ class OpenCodeReader(BaseReader):
                     row.parent_id,
                 )
             )
-        return ReadResult(
-            turns=tuple(turns),
-            sessions=tuple(sessions),
-            position=0,
-            state=delta.state(STATE_VERSION),
-            replaced_sessions=delta.replaced,
-            removed_sessions=frozenset(delta.removed),
-            problems=tuple(problems),
-        )
+        return delta.result(STATE_VERSION, turns, sessions, problems)
 
     def _read_legacy(self, path: Path, opts: ReaderOptions) -> ReadResult:
         doc = read_json_document(path)
