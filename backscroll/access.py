@@ -68,13 +68,19 @@ def needs_config(config_file: Path | None = None) -> bool:
 
 
 def query_fast(
-    config_file: Path | None, method: str, params: dict[str, Any], timeout: float = 60.0
+    config_file: Path | None,
+    method: str,
+    params: dict[str, Any],
+    timeout: float = 60.0,
+    cfg: Config | None = None,
 ) -> dict[str, Any]:
     """Like :func:`query`, but reaches the daemon without loading the config when
-    there is no config file (the common case): the CLI's fast path."""
-    cfg = None
+    there is no config file (the common case): the CLI's fast path. ``cfg`` is
+    the config when the caller has already loaded it."""
     socket: str | Path
-    if os.environ.get("BACKSCROLL_SOCKET") or not needs_config(config_file):
+    if cfg is not None:
+        socket = cfg.socket_path()
+    elif os.environ.get("BACKSCROLL_SOCKET") or not needs_config(config_file):
         socket = paths.socket_path_text()
     else:
         cfg = load_config(config_file)

@@ -41,11 +41,13 @@ def _emit(data: Any) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=None, default=str) + "\n")
 
 
-def _query(args: argparse.Namespace, method: str, params: dict[str, Any]) -> dict[str, Any]:
+def _query(
+    args: argparse.Namespace, method: str, params: dict[str, Any], cfg: Any = None
+) -> dict[str, Any]:
     """Ask the daemon; without one, answer from the index directly (flagged)."""
     from backscroll.access import query_fast
 
-    return query_fast(_config_file(args), method, params)
+    return query_fast(_config_file(args), method, params, cfg=cfg)
 
 
 # --------------------------------------------------------------------------- commands
@@ -173,10 +175,8 @@ class _Progress:
             sys.stderr.write("\r" + " " * 60 + "\r")
 
 
-def _search_params(args: argparse.Namespace) -> dict[str, Any]:
-    from backscroll.access import needs_config
-
-    limits = _config(args).limits if needs_config(_config_file(args)) else None
+def _search_params(args: argparse.Namespace, cfg: Any) -> dict[str, Any]:
+    limits = cfg.limits if cfg is not None else None
     project = args.project
     if args.here:
         project = os.getcwd()
@@ -215,7 +215,11 @@ def _parse_date(text: str) -> float:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    result = _query(args, "search", _search_params(args))
+    from backscroll.access import needs_config
+
+    # Loaded once (and only when a config file exists): it sets limits and the socket.
+    cfg = _config(args) if needs_config(_config_file(args)) else None
+    result = _query(args, "search", _search_params(args, cfg), cfg)
     if args.json:
         _emit(result)
     else:
