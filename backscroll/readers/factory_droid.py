@@ -15,6 +15,7 @@ undocumented), so no file is reported unsupported.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -43,17 +44,30 @@ from backscroll.readers.base import (
 )
 
 _INJECTED = tag_blocks("system-reminder", ignore_case=True)
+# An @-mentioned file is expanded into a further text block of the user message:
+# ``Contents of <path> (lines a-b):`` and the file's text. It is context, not prompt.
+_MENTION = re.compile(r"\AContents of \S[^\n]*")
+# Titles droid gives a session before it names it; the first prompt is better.
+_PLACEHOLDER_TITLES = frozenset({"new session", "untitled", "new chat"})
 
 
-def _prose(content: Any) -> str:
-    texts = (_INJECTED.sub("", text) for text in block_texts(content))
-    return clean_text("\n\n".join(t.strip() for t in texts if t.strip()))
+def _prose(content: Any, *, prompt: bool = False) -> str:
+    texts = [t for t in (_INJECTED.sub("", text).strip() for text in block_texts(content)) if t]
+    if prompt:
+        texts = [t for i, t in enumerate(texts) if i == 0 or not _MENTION.match(t)]
+    return clean_text("\n\n".join(texts))
+
+
+def _real_title(named: Any) -> str | None:
+    if not isinstance(named, str) or not named.strip():
+        return None
+    return None if named.strip().lower() in _PLACEHOLDER_TITLES else named.strip()
 
 
 class FactoryDroidReader(BaseReader):
     host: ClassVar[str] = "factory-droid"
     name: ClassVar[str] = "Factory Droid"
-    version: ClassVar[int] = 1
+    version: ClassVar[int] = 2
     kind: ClassVar[Kind] = "append"
 
     def roots(self, env: HostEnv) -> list[Path]:
@@ -87,9 +101,9 @@ class FactoryDroidReader(BaseReader):
                     sid = obj["id"]
                 if isinstance(obj.get("cwd"), str) and obj["cwd"]:
                     cwd = obj["cwd"]
-                named = obj.get("sessionTitle") or obj.get("title")
-                if isinstance(named, str) and named.strip():
-                    title, titled = named.strip(), "start"
+                named = _real_title(obj.get("sessionTitle")) or _real_title(obj.get("title"))
+                if named:
+                    title, titled = named, "start"
                 continue
             stamp = parse_time(obj.get("timestamp"))
             if stamp is not None:
@@ -110,7 +124,7 @@ class FactoryDroidReader(BaseReader):
                     continue
                 content = message.get("content")
                 if message.get("role") == "user":
-                    text = _prose(content)
+                    text = _prose(content, prompt=True)
                     if text:  # a tool_result carrier is not a prompt
                         role, tainted = "user", False
                         if not titled:

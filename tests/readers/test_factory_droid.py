@@ -101,3 +101,28 @@ def test_roots_and_sources() -> None:
     session = Path("/h/.factory/sessions/-Users-alice-Dev-webapp") / NAME
     assert reader.source_for(session) == session
     assert reader.source_for(session.with_name(f"{SID}.settings.json")) is None
+
+
+def _session(tmp_path: Path, *records: str) -> Path:
+    path = tmp_path / "s1.jsonl"
+    path.write_text("".join(r + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+_START = '{"type":"session_start","id":"s1","title":"New Session","sessionTitle":"New Session","cwd":"/p"}'
+_MENTION = (
+    '{"type":"message","id":"u1","timestamp":"2025-10-02T09:00:00.000Z","message":{"role":"user",'
+    '"content":[{"type":"text","text":"Explain @src/app.py please"},'
+    '{"type":"text","text":"Contents of src/app.py (lines 1-3):\\nimport zorkmidlib\\nrun()"}]}}'
+)
+
+
+def test_mentioned_file_expansion_is_not_part_of_the_prompt(tmp_path: Path) -> None:
+    index = read_fresh(reader, _session(tmp_path, _START, _MENTION))
+    assert index.texts("user") == ["Explain @src/app.py please"]
+    assert "zorkmidlib" not in " ".join(index.texts())
+
+
+def test_placeholder_title_gives_way_to_the_first_prompt(tmp_path: Path) -> None:
+    session = read_fresh(reader, _session(tmp_path, _START, _MENTION)).sessions["s1"]
+    assert session.title == "Explain @src/app.py please"
