@@ -304,12 +304,44 @@ def loads(raw: bytes | str) -> Any:
         return json.loads(raw)
 
 
+def _glued(line: Line) -> list[tuple[Line, Any]] | None:
+    """Two or more JSON objects written on one line (a writer that lost a newline):
+    each with its own byte offset, or None when the line is not such a run."""
+    try:
+        text = line.raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    decoder = json.JSONDecoder()
+    out: list[tuple[Line, Any]] = []
+    pos = 0
+    try:
+        while pos < len(text):
+            obj, end = decoder.raw_decode(text, pos)
+            if not isinstance(obj, dict):
+                return None
+            offset = line.offset + len(text[:pos].encode("utf-8"))
+            out.append((Line(offset, line.number, text[pos:end].encode("utf-8")), obj))
+            pos = end
+            while pos < len(text) and text[pos] in " \t\r":
+                pos += 1
+    except (ValueError, RecursionError):
+        return None
+    return out if len(out) > 1 else None
+
+
 def _parse_lines(tail: Tail, lines: Iterator[Line]) -> Iterator[tuple[Line, Any]]:
     for line in lines:
         try:
             obj = loads(line.raw)
         except (ValueError, RecursionError) as exc:
-            tail.problems.append(Problem(f"malformed JSON: {exc}", line.number, line.offset))
+            parts = _glued(line)
+            if parts is None:
+                tail.problems.append(Problem(f"malformed JSON: {exc}", line.number, line.offset))
+                continue
+            tail.problems.append(
+                Problem(f"{len(parts)} JSON records glued on one line; each was read", line.number)
+            )
+            yield from parts
             continue
         yield line, obj
 

@@ -107,8 +107,8 @@ class _Log(SessionProgress):
         """Apply one record; ``(key, role, text, timestamp, tainted, subagent)`` if it is prose."""
         if isinstance(rec.get("sessionId"), str) and self.session_id is None:
             self.session_id = rec["sessionId"]
-        if isinstance(rec.get("cwd"), str) and rec["cwd"]:
-            self.cwd = rec["cwd"]
+        if self.cwd is None and isinstance(rec.get("cwd"), str) and rec["cwd"]:
+            self.cwd = rec["cwd"]  # the session's project: where it started
         timestamp = parse_time(rec.get("timestamp"))
         if timestamp is not None:
             self.started = self.started if self.started is not None else timestamp
@@ -152,7 +152,7 @@ class _Log(SessionProgress):
 class QwenCodeReader(BaseReader):
     host: ClassVar[str] = "qwen-code"
     name: ClassVar[str] = "Qwen Code"
-    version: ClassVar[int] = 1
+    version: ClassVar[int] = 2
     kind: ClassVar[Kind] = "append"
 
     def __init__(self) -> None:
@@ -208,8 +208,12 @@ class QwenCodeReader(BaseReader):
                 key, role, text, timestamp, tainted, subagent = found
                 said.append((key, role, text, timestamp, line.offset, tainted, subagent))
         if log.session_id is None and not said:
-            return ReadResult(position=tail.end, replace=prev is None, problems=tuple(problems))
-        sid = log.session_id or path.stem
+            return ReadResult(
+                position=tail.end, replace=prev is None, problems=(*tail.problems, *problems)
+            )
+        # `qwen --resume <id>` looks the session up by its file name, so the file
+        # name is the id, whatever a (copied or forked) record says.
+        sid = path.stem
         log.session_id = sid
         turns = {
             key: Turn(sid, key, role, text, ts, seq, tainted=tainted, subagent=sub)

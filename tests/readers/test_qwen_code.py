@@ -154,3 +154,38 @@ def test_roots_honour_qwen_runtime_dir(tmp_path: Path) -> None:
     assert reader.roots(HostEnv(home=home, environ={}, platform="win32")) == default
     env = HostEnv(home=home, environ={"QWEN_RUNTIME_DIR": str(tmp_path / "rt")})
     assert reader.roots(env) == [tmp_path / "rt" / "projects", tmp_path / "rt" / "tmp", *default]
+
+
+def test_two_records_glued_on_one_line_are_both_indexed_and_reported(isolated_home: Path) -> None:
+    path = placed(isolated_home)
+    lines = path.read_bytes().splitlines(keepends=True)
+    glued = lines[0].rstrip(b"\n") + lines[1]
+    path.write_bytes(glued + b"".join(lines[2:]))
+    fresh = reader.read(path, None, ReaderOptions())
+    assert [p.line for p in fresh.problems] == [1]
+    assert "glued" in fresh.problems[0].message
+    assert {t.key for t in fresh.turns} >= {"u-1", "a-1"}
+    assert len(fresh.turns) == 7
+
+
+def test_problems_are_reported_even_when_nothing_in_the_file_parsed(isolated_home: Path) -> None:
+    path = chats(isolated_home) / "broken.jsonl"
+    path.write_bytes(b'{"uuid": "x", "type": \n')
+    result = reader.read(path, None, ReaderOptions())
+    assert [p.line for p in result.problems] == [1]
+
+
+def test_session_id_is_the_file_name_the_resume_command_needs(isolated_home: Path) -> None:
+    path = chats(isolated_home) / "5d0c0a51-0000-4000-8000-000000000001.jsonl"
+    path.write_bytes(fixture(HOST, JSONL).read_bytes())  # records name another session
+    index = read_fresh(reader, path)
+    assert set(index.sessions) == {path.stem}
+    assert index.sessions[path.stem].resume_command.endswith(f"qwen --resume {path.stem}")
+
+
+def test_project_is_the_first_records_cwd(isolated_home: Path) -> None:
+    path = placed(isolated_home)
+    lines = path.read_bytes().splitlines(keepends=True)
+    moved = [lines[0]] + [ln.replace(b'"/home/dev/shop"', b'"/home/dev/shop/sub"') for ln in lines[1:]]
+    path.write_bytes(b"".join(moved))
+    assert read_fresh(reader, path).sessions[SID].project == "/home/dev/shop"
