@@ -109,7 +109,10 @@ def _session(tmp_path: Path, *records: str) -> Path:
     return path
 
 
-_START = '{"type":"session_start","id":"s1","title":"New Session","sessionTitle":"New Session","cwd":"/p"}'
+_START = (
+    '{"type":"session_start","id":"s1","title":"New Session","sessionTitle":"New Session",'
+    '"cwd":"/p"}'
+)
 _MENTION = (
     '{"type":"message","id":"u1","timestamp":"2025-10-02T09:00:00.000Z","message":{"role":"user",'
     '"content":[{"type":"text","text":"Explain @src/app.py please"},'

@@ -186,6 +186,8 @@ def test_session_id_is_the_file_name_the_resume_command_needs(isolated_home: Pat
 def test_project_is_the_first_records_cwd(isolated_home: Path) -> None:
     path = placed(isolated_home)
     lines = path.read_bytes().splitlines(keepends=True)
-    moved = [lines[0]] + [ln.replace(b'"/home/dev/shop"', b'"/home/dev/shop/sub"') for ln in lines[1:]]
+    moved = [lines[0]] + [
+        ln.replace(b'"/home/dev/shop"', b'"/home/dev/shop/sub"') for ln in lines[1:]
+    ]
     path.write_bytes(b"".join(moved))
     assert read_fresh(reader, path).sessions[SID].project == "/home/dev/shop"
