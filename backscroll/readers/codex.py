@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -146,6 +146,10 @@ class _State:
     assistant_items: bool = False
     #: Less trusted copies still waiting for their twin: [fingerprint, key].
     pending: list[list[Any]] = field(default_factory=list)
+    #: A spawned sub-agent thread: its parent's id. Its records before its own first
+    #: ``turn_context`` are a copy of the parent's history (``own`` turns True after).
+    parent: str | None = None
+    own: bool = False
 
     @classmethod
     def load(cls, prev: Cursor | None) -> _State:
@@ -165,6 +169,8 @@ class _State:
             user_events=bool(s.get("ue", False)),
             assistant_items=bool(s.get("ai", False)),
             pending=[list(p) for p in s.get("pending", [])],
+            parent=s.get("parent"),
+            own=bool(s.get("own", False)),
         )
 
     def dump(self) -> dict[str, Any]:
@@ -181,6 +187,8 @@ class _State:
             "ue": self.user_events,
             "ai": self.assistant_items,
             "pending": self.pending[-PENDING_MEMORY:],
+            "parent": self.parent,
+            "own": self.own,
         }
 
     def offer_title(self, title: str, rank: int) -> None:
@@ -192,7 +200,7 @@ class _State:
 class CodexReader(BaseReader):
     host: ClassVar[str] = "codex"
     name: ClassVar[str] = "Codex CLI"
-    version: ClassVar[int] = 1
+    version: ClassVar[int] = 2
     kind: ClassVar[Kind] = "append"
 
     def __init__(self) -> None:
@@ -237,6 +245,8 @@ class CodexReader(BaseReader):
                     return ReadResult(unsupported=bad)
             position = tail.end
         state.line = next_line_number(tail)
+        if state.parent is not None:
+            return self._subagent(state, parser, position, prev, opts)
         self._title_from_index(path, state)
         return ReadResult(
             turns=parser.result_turns(),
@@ -245,6 +255,30 @@ class CodexReader(BaseReader):
             state=state.dump(),
             replace=prev is None or prev.position == 0,
             problems=(*tail.problems, *problems),
+        )
+
+    @staticmethod
+    def _subagent(
+        state: _State, parser: _Parser, position: int, prev: Cursor | None, opts: ReaderOptions
+    ) -> ReadResult:
+        """A spawned sub-agent's turns belong to its parent's session (opt-in, like
+        Claude Code's). Its user-role messages are the parent agent's task text or a
+        copy of the parent's prompt, never typed by the person, so they stay out."""
+        if not opts.include_subagents:
+            # Claimed and read no further: turning the option on later reads it whole.
+            return ReadResult(position=0, replace=True)
+        assert state.parent is not None
+        child = state.session_id or parser.file_session_id()
+        turns = tuple(
+            replace(t, session_id=state.parent, key=f"{child}:{t.key}", subagent=True)
+            for t in parser.result_turns()
+            if t.role != "user"
+        )
+        return ReadResult(
+            turns=turns,
+            position=position,
+            state=state.dump(),
+            replace=prev is None or prev.position == 0,
         )
 
     def _title_from_index(self, path: Path, state: _State) -> None:
@@ -280,6 +314,14 @@ def _document_key(item: dict[str, Any], index: int) -> str:
     if looks_like_id(item_id):
         return item_id
     return f"i{index}:{content_key(json.dumps(item.get('content'), sort_keys=True))}"
+
+
+def _spawned_by(source: Any) -> str | None:
+    """The parent thread of a spawned sub-agent: ``source.subagent.thread_spawn``."""
+    sub = source.get("subagent") if isinstance(source, dict) else None
+    spawn = sub.get("thread_spawn") if isinstance(sub, dict) else None
+    parent = spawn.get("parent_thread_id") if isinstance(spawn, dict) else None
+    return parent if looks_like_id(parent) else None
 
 
 class _Parser:
@@ -322,8 +364,11 @@ class _Parser:
         if kind == "session_meta":
             self.session_meta(payload)
         elif kind == "turn_context":
+            state.own = True
             if is_absolute_path(payload.get("cwd")):
                 state.cwd = payload["cwd"]
+        elif state.parent is not None and not state.own:
+            return None  # a sub-agent's copy of its parent's history
         elif kind == "response_item":
             self.response_item(payload, offset, ts)
         elif kind == "event_msg":
@@ -344,6 +389,9 @@ class _Parser:
         state = self.state
         if state.session_id is not None:
             return  # a fork / sub-agent repeats its parent's meta later on
+        spawn = _spawned_by(payload.get("source"))
+        if spawn is not None:
+            state.parent = spawn
         sid = payload.get("id")
         if looks_like_id(sid):
             state.session_id = sid

@@ -384,3 +384,58 @@ def test_source_for_claims_rollouts_only(tmp_path: Path) -> None:
         tmp_path / "elsewhere" / REAL_NAME,
     ):
         assert READER.source_for(other) is None, other
+
+
+# --------------------------------------------------------------------------- spawned sub-agents
+
+SUB = "traex-rollout_subagent.jsonl"
+SUB_ID = "019fbcca-9fd4-7d20-83dc-0762b2f839b3"
+SUB_PARENT = "019fbc4a-48b9-7472-a0da-6d92901383db"
+WITH_SUBAGENTS = ReaderOptions(include_subagents=True)
+
+
+def sub_rollout(tmp_path: Path) -> Path:
+    return rollout(tmp_path, SUB, f"rollout-2026-08-01T18-07-03-{SUB_ID}.jsonl")
+
+
+def test_spawned_sub_agent_thread_is_skipped_unless_sub_agents_are_included(
+    tmp_path: Path,
+) -> None:
+    index = read_fresh(READER, sub_rollout(tmp_path))
+    assert index.turns == {} and index.sessions == {}
+
+
+def test_spawned_sub_agent_turns_belong_to_the_parent_session(tmp_path: Path) -> None:
+    index = read_fresh(READER, sub_rollout(tmp_path), WITH_SUBAGENTS)
+    turns = list(index.turns.values())
+    assert {t.session_id for t in turns} == {SUB_PARENT}
+    assert all(t.subagent for t in turns)
+    assert [t.text for t in turns] == ["The provider facade owns discovery and parsing."]
+    assert all(t.key.startswith(f"{SUB_ID}:") for t in turns)
+    assert index.sessions == {}  # the parent's own file owns the session's metadata
+
+
+def test_sub_agent_task_text_is_not_a_prompt_of_the_person(tmp_path: Path) -> None:
+    index = read_fresh(READER, sub_rollout(tmp_path), WITH_SUBAGENTS)
+    assert "Explore the parser package." not in all_text(index)
+    assert role_counts(index) == {"assistant": 1}
+
+
+def test_sub_agent_copy_of_the_parent_history_is_not_indexed_again(tmp_path: Path) -> None:
+    path = sub_rollout(tmp_path)
+    lines = path.read_bytes().splitlines(keepends=True)
+    copied = [
+        json.dumps(event({"type": "user_message", "message": "Copied parent prompt zorkmid"})),
+        json.dumps(message("assistant", "Copied parent answer zorkmid", "output_text")),
+    ]
+    path.write_bytes(lines[0] + "".join(c + "\n" for c in copied).encode() + b"".join(lines[1:]))
+    index = read_fresh(READER, path, WITH_SUBAGENTS)
+    assert "zorkmid" not in all_text(index)
+    assert role_counts(index) == {"assistant": 1}
+
+
+def test_sub_agent_incremental_reads_equal_a_fresh_read(tmp_path: Path) -> None:
+    source = sub_rollout(tmp_path)
+    dest = source.with_name(f"rollout-2026-08-01T18-07-04-{SUB_ID}.jsonl")
+    grown = grow_file_incrementally(READER, source, dest, cuts_for(source, 501), WITH_SUBAGENTS)
+    assert grown.comparable() == read_fresh(READER, dest, WITH_SUBAGENTS).comparable()
