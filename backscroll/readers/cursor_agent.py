@@ -60,6 +60,9 @@ _INJECTED = tag_blocks(
 )
 
 
+_PLACEHOLDER = "[REDACTED]"
+
+
 def _user_prompt(content: Any) -> str:
     texts = block_texts(content)
     joined = "\n\n".join(texts)
@@ -80,7 +83,7 @@ def _identity(path: Path) -> tuple[str, str | None]:
 class CursorAgentReader(BaseReader):
     host: ClassVar[str] = "cursor-agent"
     name: ClassVar[str] = "cursor-agent"
-    version: ClassVar[int] = 1
+    version: ClassVar[int] = 2
     kind: ClassVar[Kind] = "append"
 
     def roots(self, env: HostEnv) -> list[Path]:
@@ -132,7 +135,10 @@ class CursorAgentReader(BaseReader):
                         title, titled = first_line_title(text), True
             elif obj.get("role") == "assistant":
                 role, turn_tainted = "assistant", tainted
-                text = clean_text("\n\n".join(block_texts(content)))
+                # Cursor writes a literal ``[REDACTED]`` block where it withholds
+                # the model's reasoning: a placeholder, not something said.
+                said = [t for t in block_texts(content) if t.strip() != _PLACEHOLDER]
+                text = clean_text("\n\n".join(said))
                 tainted = tainted or calls_external_tool(content)
             if role is None or not text:
                 continue

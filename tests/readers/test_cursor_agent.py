@@ -152,3 +152,16 @@ def test_roots_default_to_home_and_follow_cursor_config_dir() -> None:
     assert reader.roots(moved) == [Path("/c/projects"), Path("/h/.cursor/projects")]
     windows = HostEnv(home=Path("C:/Users/u"), platform="win32")
     assert reader.roots(windows) == [Path("C:/Users/u/.cursor/projects")]
+
+
+def test_redacted_placeholder_blocks_are_not_assistant_turns(tmp_path: Path) -> None:
+    path = _place(
+        tmp_path,
+        _lines(
+            _user("Why is the build red?"),
+            _assistant(_text("[REDACTED]")),
+            _assistant(_text("[REDACTED]"), _text("The lockfile is stale.")),
+        ),
+    )
+    index = read_fresh(reader, path)
+    assert index.texts("assistant") == ["The lockfile is stale."]
