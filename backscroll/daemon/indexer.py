@@ -25,7 +25,7 @@ from backscroll.daemon.clean import Redactor, clean, scrub
 from backscroll.errors import SourceBusy
 from backscroll.model import Cursor, ReaderOptions, ReadResult
 from backscroll.readers import READERS
-from backscroll.readers.base import HostEnv, Reader
+from backscroll.readers.base import HostEnv, Reader, is_settled
 from backscroll.store.writer import FileRow, FileStat, IndexWriter, Update
 
 log = logging.getLogger("backscroll.indexer")
@@ -75,6 +75,9 @@ class Summary:
     errors: int = 0
     seconds: float = 0.0
     last_error: str | None = None
+    #: Append-only files whose last line has no newline yet and whose writer was
+    #: active just now: worth a second look once they have been quiet a while.
+    unsettled: list[Path] = field(default_factory=list)
 
     def add(self, other: Summary) -> None:
         for f in dataclasses.fields(self):
@@ -248,8 +251,9 @@ class Indexer:
             and not forced
             and (row.size, row.mtime_ns, row.inode) == (st.size, st.mtime_ns, st.inode)
             and row.reader_version == version
+            and not (kind == "append" and row.position < st.size and is_settled(item.path))
         ):
-            return None
+            return None  # (an unterminated last line, now quiet, is worth a read)
         prev: Cursor | None = None
         head_len = min(st.size, HEAD_BYTES)
         new_head = head_hash(item.path, head_len) if kind == "append" else ""
@@ -352,6 +356,7 @@ class Indexer:
                 if report.outcome == "conflict":
                     conflicts.append(plan)
                     continue
+                self._note_unsettled(plan, result, summary)
                 host_stats = self.stats_by_host.setdefault(plan.item.spec.host, Summary())
                 if report.outcome == "written":
                     summary.files_changed += 1
@@ -380,6 +385,13 @@ class Indexer:
                         },
                     )
         return conflicts
+
+    @staticmethod
+    def _note_unsettled(plan: Plan, result: ReadResult, summary: Summary) -> None:
+        if plan.item.spec.reader.kind != "append" or result.position >= plan.stat.size:
+            return
+        if not is_settled(plan.item.path):
+            summary.unsettled.append(plan.item.path)
 
     def _with_tail(self, plan: Plan, result: ReadResult) -> FileStat:
         if plan.item.spec.reader.kind != "append" or result.position <= 0:

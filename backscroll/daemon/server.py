@@ -34,6 +34,7 @@ from backscroll.daemon.watcher import Watcher
 from backscroll.daemon.worker import Worker
 from backscroll.errors import BackscrollError
 from backscroll.paths import SUN_PATH_MAX
+from backscroll.readers.base import SETTLE_SECONDS
 from backscroll.store import ensure_private_dir, open_writer, private_files
 
 log = logging.getLogger("backscroll.daemon")
@@ -160,6 +161,7 @@ class Daemon:
         indexer = Indexer(writer, build_hosts(self.config), self.config,
                           make_redactor(self.config))  # fmt: skip
         self.worker = Worker(indexer, self._reconciled(loop))
+        self.worker.on_unsettled = self._recheck_later(loop)
         indexer.should_stop = lambda: self.worker is not None and self.worker.stop_requested
         self.worker.start()
         self.pool = ReadPool(self.db)
@@ -185,6 +187,18 @@ class Daemon:
         systemd.notify(f"READY=1\nSTATUS=serving on {self.socket_path}\nMAINPID={os.getpid()}")
         log.info("daemon ready", extra={"event": "ready", "socket": str(self.socket_path),
                  "db": str(self.db), "pid": os.getpid(), "version": __version__})  # fmt: skip
+
+    def _recheck_later(self, loop: asyncio.AbstractEventLoop) -> Any:
+        """Read again, once quiet, a file whose writer left its last line unterminated:
+        no further change event may come, and the line is complete all the same."""
+
+        def later(paths: list[Path]) -> None:
+            if self.worker is not None:
+                submit = self.worker.submit_paths
+                delay = SETTLE_SECONDS + 0.25
+                loop.call_soon_threadsafe(loop.call_later, delay, submit, list(paths))
+
+        return later
 
     def _roots(self, indexer: Indexer) -> list[tuple[str, Path, bool]]:
         return watch_list(indexer.hosts)

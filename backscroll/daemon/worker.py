@@ -47,6 +47,8 @@ class Worker(threading.Thread):
         self.indexer = indexer
         #: Called (in this thread) after every full pass, e.g. to watch new dirs.
         self.on_reconciled = on_reconciled
+        #: Called (in this thread) with files whose last line still lacks its newline.
+        self.on_unsettled: Callable[[list[Path]], None] | None = None
         self.state = WorkerState()
         self._cond = threading.Condition()
         self._paths: dict[Path, None] = {}
@@ -180,6 +182,8 @@ class Worker(threading.Thread):
         self._note(summary)
 
     def _note(self, summary: Summary) -> None:
+        if summary.unsettled and self.on_unsettled is not None:
+            self.on_unsettled(summary.unsettled)
         if summary.files_changed:
             self.state.last_index_at = time.time()
             self.state.files_indexed += summary.files_changed

@@ -14,6 +14,7 @@ import os
 import re
 import shlex
 import sys
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -209,6 +210,11 @@ class Tail:
     Stops before a half-written last line (no trailing newline), so ``end`` is
     always just after the last complete line. Lines longer than ``max_line_bytes``
     are skipped without being held in memory and reported in ``problems``.
+
+    With ``settled`` set, a last line without its newline is offered too (as
+    ``unterminated``); the caller that finds it whole calls :meth:`take` so that
+    ``end`` moves past it. :func:`tail_jsonl` sets it once the file has been quiet
+    for :data:`SETTLE_SECONDS`: a writer that never ends its last line.
     """
 
     path: Path
@@ -218,6 +224,15 @@ class Tail:
     end: int = 0
     lines_read: int = 0
     problems: list[Problem] = field(default_factory=list)
+    settled: bool = False
+    unterminated: Line | None = None
+
+    def take(self, line: Line) -> None:
+        """Count the unterminated last ``line`` as read (it parsed whole)."""
+        if line is self.unterminated:
+            self.end = line.offset + len(line.raw)
+            self.lines_read += 1
+            self.unterminated = None
 
     def __iter__(self) -> Iterator[Line]:
         with open(self.path, "rb") as fh:
@@ -276,6 +291,9 @@ class Tail:
                 self.end = offset
                 pending_offset = offset
                 begin = nl + 1
+        if self.settled and pending and not oversized and bytes(pending).strip():
+            self.unterminated = Line(pending_offset, number, bytes(pending))
+            yield self.unterminated
 
 
 def tail_jsonl(
@@ -290,7 +308,20 @@ def tail_jsonl(
     start = prev.position if prev else 0
     first = int(prev.state.get("line", 1)) if prev else 1
     tail = Tail(path, start=start, first_line_number=first, max_line_bytes=opts.max_line_bytes)
+    tail.settled = is_settled(path)
     return tail, _parse_lines(tail, iter(tail))
+
+
+#: A file unchanged this long has a writer that is done with its last line.
+SETTLE_SECONDS = 3.0
+
+
+def is_settled(path: Path, now: float | None = None) -> bool:
+    try:
+        mtime = path.stat().st_mtime
+    except OSError:
+        return False
+    return (time.time() if now is None else now) - mtime >= SETTLE_SECONDS
 
 
 def loads(raw: bytes | str) -> Any:
@@ -334,6 +365,8 @@ def _parse_lines(tail: Tail, lines: Iterator[Line]) -> Iterator[tuple[Line, Any]
         try:
             obj = loads(line.raw)
         except (ValueError, RecursionError) as exc:
+            if line is tail.unterminated:
+                return  # still being written after all: left for next time
             parts = _glued(line)
             if parts is None:
                 tail.problems.append(Problem(f"malformed JSON: {exc}", line.number, line.offset))
@@ -341,8 +374,10 @@ def _parse_lines(tail: Tail, lines: Iterator[Line]) -> Iterator[tuple[Line, Any]
             tail.problems.append(
                 Problem(f"{len(parts)} JSON records glued on one line; each was read", line.number)
             )
+            tail.take(line)
             yield from parts
             continue
+        tail.take(line)
         yield line, obj
 
 

@@ -86,6 +86,23 @@ def test_an_appended_line_becomes_searchable_without_sync(daemon_factory: Daemon
     assert found[0]["session_id"] == session_uuid(1)
 
 
+def test_a_last_line_without_its_newline_is_searchable_once_the_file_is_quiet(
+    daemon_factory: DaemonFactory,
+) -> None:
+    d = daemon_factory()
+    path = claude_session(d.home)
+    d.sync()
+    line = claude_user_line(session_uuid(1), "u-unterminated", "the ibexmarimba plan")
+    append(path, line.rstrip("\n"))  # a writer that never ends its last line
+    d.sync()
+    assert hits(d, "ibexmarimba") == []  # it may still be mid-write: not yet
+    found = wait_for(lambda: hits(d, "ibexmarimba"), "the quiet file's last line")
+    assert found[0]["session_id"] == session_uuid(1)
+    append(path, "\n" + claude_user_line(session_uuid(1), "u-next", "then the okapiviola step"))
+    wait_for(lambda: hits(d, "okapiviola"), "the line appended after it")
+    assert len(hits(d, "ibexmarimba")) == 1
+
+
 def test_a_project_directory_created_after_start_is_indexed(
     daemon_factory: DaemonFactory,
 ) -> None:

@@ -80,3 +80,37 @@ def test_malformed_lines_are_reported_and_the_rest_parsed(tmp_path: Path) -> Non
     tail, records = tail_jsonl(path, None, ReaderOptions())
     assert [obj["ok"] for _l, obj in records] == [1, 2]
     assert [(p.line, p.message.startswith("malformed JSON")) for p in tail.problems] == [(2, True)]
+
+
+def test_unterminated_last_line_is_read_only_once_the_file_is_quiet(tmp_path: Path) -> None:
+    import os
+    import time
+
+    from backscroll.model import ReaderOptions
+    from backscroll.readers.base import SETTLE_SECONDS, next_line_number, tail_jsonl
+
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b'{"a": 1}\n{"b": 2}')
+    tail, lines = tail_jsonl(path, None, ReaderOptions())
+    assert [obj for _, obj in lines] == [{"a": 1}] and tail.end == 9
+    quiet = time.time() - SETTLE_SECONDS - 1
+    os.utime(path, (quiet, quiet))
+    tail, lines = tail_jsonl(path, None, ReaderOptions())
+    assert [obj for _, obj in lines] == [{"a": 1}, {"b": 2}]
+    assert tail.end == path.stat().st_size and next_line_number(tail) == 3
+
+
+def test_unterminated_fragment_that_is_not_whole_json_is_left_for_later(tmp_path: Path) -> None:
+    import os
+    import time
+
+    from backscroll.model import ReaderOptions
+    from backscroll.readers.base import SETTLE_SECONDS, tail_jsonl
+
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b'{"a": 1}\n{"b": ')
+    quiet = time.time() - SETTLE_SECONDS - 1
+    os.utime(path, (quiet, quiet))
+    tail, lines = tail_jsonl(path, None, ReaderOptions())
+    assert [obj for _, obj in lines] == [{"a": 1}]
+    assert tail.end == 9 and tail.problems == []

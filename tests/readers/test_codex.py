@@ -388,7 +388,7 @@ def test_source_for_claims_rollouts_only(tmp_path: Path) -> None:
 
 # --------------------------------------------------------------------------- spawned sub-agents
 
-SUB = "traex-rollout_subagent.jsonl"
+SUB = "subagent/traex-rollout_subagent.jsonl"
 SUB_ID = "019fbcca-9fd4-7d20-83dc-0762b2f839b3"
 SUB_PARENT = "019fbc4a-48b9-7472-a0da-6d92901383db"
 WITH_SUBAGENTS = ReaderOptions(include_subagents=True)
