@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 
 from backscroll.model import Cursor, Kind, Problem, ReaderOptions, ReadResult, Role, Session, Turn
 from backscroll.readers.base import (
+    MTIME_NOTE,
     BaseReader,
     HostEnv,
     block_texts,
@@ -46,7 +47,7 @@ def _project(doc: dict[str, Any]) -> str | None:
 class AmpReader(BaseReader):
     host: ClassVar[str] = "amp"
     name: ClassVar[str] = "Amp"
-    version: ClassVar[int] = 1
+    version: ClassVar[int] = 2
     kind: ClassVar[Kind] = "document"
 
     def roots(self, env: HostEnv) -> list[Path]:
@@ -77,6 +78,10 @@ class AmpReader(BaseReader):
         problems: list[Problem] = []
         tainted = False
         first_prompt: str | None = None
+        created = parse_time(doc.get("created"))
+        # A message without ``meta.sentAt`` takes the time before it, else the thread's
+        # creation time, so --since-days still finds it.
+        last_time = created
         for index, msg in enumerate(doc["messages"]):
             if not isinstance(msg, dict) or msg.get("role") not in ("user", "assistant"):
                 problems.append(Problem(f"malformed message #{index}: no user/assistant role"))
@@ -96,13 +101,16 @@ class AmpReader(BaseReader):
             message_id = msg.get("messageId")
             has_id = isinstance(message_id, int | str) and not isinstance(message_id, bool)
             meta = msg.get("meta")
+            sent = parse_time(meta.get("sentAt")) if isinstance(meta, dict) else None
+            last_time = sent or last_time
             turns.append(
                 Turn(
                     session_id=sid,
                     key=str(message_id) if has_id else f"i{index}:{content_key(role, text)}",
                     role=role,
                     text=text,
-                    timestamp=parse_time(meta.get("sentAt")) if isinstance(meta, dict) else None,
+                    timestamp=last_time if last_time is not None else stat.st_mtime,
+                    note=None if last_time is not None else MTIME_NOTE,
                     seq=index,
                     tainted=after_external and role == "assistant",
                 )
@@ -115,7 +123,7 @@ class AmpReader(BaseReader):
             sid,
             project=project,
             title=title,
-            started_at=parse_time(doc.get("created")),
+            started_at=created,
             updated_at=stat.st_mtime,
             # Unverified against the current CLI's help (format notes, "Resume").
             resume_command=resume_in(project, "amp", "threads", "continue", sid),

@@ -312,6 +312,9 @@ def tail_jsonl(
     return tail, _parse_lines(tail, iter(tail))
 
 
+#: The note on a turn whose host stored no time for it.
+MTIME_NOTE = "timestamp is the file's modification time"
+
 #: A file unchanged this long has a writer that is done with its last line.
 SETTLE_SECONDS = 3.0
 

@@ -32,6 +32,7 @@ from backscroll.model import (
     Turn,
 )
 from backscroll.readers.base import (
+    MTIME_NOTE,
     BaseReader,
     HostEnv,
     block_texts,
@@ -42,8 +43,6 @@ from backscroll.readers.base import (
     tag_blocks,
     tail_jsonl,
 )
-
-MTIME_NOTE = "timestamp is the file's modification time"
 
 _QUERY = re.compile(r"<user_query>(.*?)</user_query>", re.DOTALL)
 # Context cursor-agent wraps around a prompt when there is no <user_query>.

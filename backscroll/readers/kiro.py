@@ -32,6 +32,7 @@ from backscroll.model import (
     Turn,
 )
 from backscroll.readers.base import (
+    MTIME_NOTE,
     BaseReader,
     HostEnv,
     block_texts,
@@ -229,7 +230,7 @@ _ROLES: dict[str, Role] = {
 class KiroIdeReader(BaseReader):
     host: ClassVar[str] = "kiro-ide"
     name: ClassVar[str] = "Kiro IDE"
-    version: ClassVar[int] = 1
+    version: ClassVar[int] = 2
     kind: ClassVar[Kind] = "document"
 
     def roots(self, env: HostEnv) -> list[Path]:
@@ -249,7 +250,8 @@ class KiroIdeReader(BaseReader):
         return path if path.parent.parent.name == "workspace-sessions" else None
 
     def read(self, path: Path, prev: Cursor | None, opts: ReaderOptions) -> ReadResult:
-        size = path.stat().st_size
+        stat = path.stat()
+        size = stat.st_size
         doc = read_json_document(path)  # ValueError mid-write: the indexer retries
         history = doc.get("history", doc.get("messages")) if isinstance(doc, dict) else None
         if not isinstance(history, list):
@@ -258,6 +260,7 @@ class KiroIdeReader(BaseReader):
         turns: list[Turn] = []
         problems: list[Problem] = []
         first_prompt: str | None = None
+        last_time: float | None = None
         for index, entry in enumerate(history):
             message = entry.get("message", entry) if isinstance(entry, dict) else None
             if not isinstance(message, dict):
@@ -270,6 +273,10 @@ class KiroIdeReader(BaseReader):
             if role == "user" and first_prompt is None:
                 first_prompt = first_line_title(text)
             msg_id = message.get("id")
+            # The IDE's documents carry no times (format notes): a turn without one
+            # takes the one before it, else the document's mtime, so --since-days works.
+            stamp = parse_time(message.get("timestamp") or message.get("createdAt"))
+            last_time = stamp or last_time
             turns.append(
                 Turn(
                     session_id=sid,
@@ -278,8 +285,9 @@ class KiroIdeReader(BaseReader):
                     else f"{index}:{content_key(role, text)}",
                     role=role,
                     text=text,
-                    timestamp=parse_time(message.get("timestamp") or message.get("createdAt")),
+                    timestamp=stamp or last_time or stat.st_mtime,
                     seq=index,
+                    note=None if stamp or last_time else MTIME_NOTE,
                 )
             )
         session = Session(

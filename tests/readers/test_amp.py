@@ -169,3 +169,16 @@ def test_roots_honour_xdg_data_home_and_platform_dirs(tmp_path: Path) -> None:
     assert tmp_path / "Library" / "Application Support" / "amp" / "threads" in mac
     win = reader.roots(HostEnv(home=tmp_path, environ={"APPDATA": "C:/R"}, platform="win32"))
     assert Path("C:/R/amp/threads") in win
+
+
+def test_messages_without_their_own_time_take_the_time_before_them(tmp_path: Path) -> None:
+    index = read_fresh(reader, _thread(tmp_path, WEB_THREAD, f"{WEB_ID}.json"))
+    times = {t.key: t.timestamp for t in index.turns.values()}
+    assert times["0"] == 1750000001.0  # its own meta.sentAt
+    assert times["3"] == 1750000001.0 and times["5"] == 1750000001.0  # carried forward
+
+
+def test_thread_without_any_message_time_uses_its_creation_time(tmp_path: Path) -> None:
+    doc = {**WEB_THREAD, "messages": [{**m, "meta": {}} for m in WEB_THREAD["messages"]]}
+    index = read_fresh(reader, _thread(tmp_path, doc, f"{WEB_ID}.json"))
+    assert {t.timestamp for t in index.turns.values()} == {1750000000.0}

@@ -151,10 +151,12 @@ def test_ide_turns_by_role_and_texts(tmp_path: Path) -> None:
 
 
 def test_ide_session_metadata(tmp_path: Path) -> None:
-    session = read_fresh(ide, _ide_place(tmp_path)).sessions["test-session-1"]
+    path = _ide_place(tmp_path)
+    session = read_fresh(ide, path).sessions["test-session-1"]
     assert session.title == "Add dark mode toggle"
     assert session.project == "/Users/dev/my-app"
-    assert session.started_at is None  # the document records no times
+    # The document records no times: the file's mtime stands in, and says so.
+    assert session.started_at == path.stat().st_mtime
     assert session.resume_command is None  # resumed from Kiro's session history panel
 
 
@@ -222,3 +224,13 @@ def test_ide_project_falls_back_to_the_base64_workspace_folder(tmp_path: Path) -
     session = read_fresh(ide, path).sessions["test-session-1"]
     assert session.project == "/Users/dev/my-app"
     assert session.title == "Add a dark mode toggle to the app header"
+
+
+def test_ide_turns_without_times_take_the_documents_mtime_and_say_so(tmp_path: Path) -> None:
+    import os
+
+    path = _ide_place(tmp_path)
+    os.utime(path, (1_760_000_000, 1_760_000_000))
+    index = read_fresh(ide, path)
+    assert {t.timestamp for t in index.turns.values()} == {1_760_000_000}
+    assert {t.note for t in index.turns.values()} == {"timestamp is the file's modification time"}
