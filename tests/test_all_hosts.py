@@ -160,3 +160,28 @@ def test_index_finds_every_host_in_its_default_location(isolated_home: Path) -> 
     )
     hosts = json.loads(status.stdout)["hosts"]
     assert all(hosts[h]["files"] >= 1 and hosts[h]["sessions"] >= 1 for h in HOST_NAMES)
+
+
+def test_first_index_finds_aider_history_in_a_project_another_host_names(
+    isolated_home: Path,
+) -> None:
+    from tests.daemon.harness import claude_user_line
+
+    project = isolated_home.parent / "work" / "named-by-claude"
+    project.mkdir(parents=True)
+    shutil.copy(
+        FIXTURES / "aider" / "real.aider.chat.history.md", project / ".aider.chat.history.md"
+    )
+    sessions = isolated_home / ".claude" / "projects" / "-work-named-by-claude"
+    sessions.mkdir(parents=True)
+    sid = "0b7c2a10-0000-4000-8000-00000000a1de"
+    line = claude_user_line(sid, "u-1", "a prompt in the project", cwd=str(project))
+    (sessions / f"{sid}.jsonl").write_text(line, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "backscroll", "index", "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    hosts = json.loads(done.stdout)["hosts"]
+    assert hosts["aider"]["turns"] > 0, "the first index missed the project's Aider history"

@@ -481,13 +481,19 @@ class Indexer:
     def reconcile(self, progress: Progress | None = None) -> Summary:
         """Scan every root and index what changed; note files that vanished."""
         items = list(self.scan())
+        summary = self.index_items(items, progress)
+        # This pass may have named projects for the first time (a first index):
+        # their project-local transcripts (Aider) are found now, not a rescan later.
+        late = list(self._project_files({i.path for i in items}))
+        if late:
+            summary.add(self.index_items(late))
+            items += late
         found = {str(i.path) for i in items}
         self.outside_dirs = {
             (i.spec.host, i.path.parent)
             for i in items
             if not any(_is_under(i.path, root) for root in i.spec.roots)
         }
-        summary = self.index_items(items, progress)
         by_host = {s.host: s for s in self.hosts}
         for path, row in self.writer.file_rows().items():
             gone = path not in found and not row.missing and not os.path.exists(path)
