@@ -115,9 +115,12 @@ class _Workspaces:
                     if not isinstance(row, dict):
                         continue
                     conv, workspace = row.get("conversationId"), row.get("workspace")
-                    if isinstance(conv, str) and isinstance(workspace, str):
-                        if is_absolute_path(workspace):
-                            found[conv] = workspace
+                    if (
+                        isinstance(conv, str)
+                        and isinstance(workspace, str)
+                        and is_absolute_path(workspace)
+                    ):
+                        found[conv] = workspace
         except OSError:
             pass
         return found
