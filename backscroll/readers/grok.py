@@ -25,14 +25,18 @@ The files can grow to gigabytes, mostly tool output repeated in every
 ``tool_call_update``: lines that are tool calls, tool updates or thoughts are
 recognised from their bytes and skipped without being parsed as JSON.
 
-``summary.json`` beside it (rewritten on every save) is a sidecar: title
+``summary.json`` beside it is read with every read of the log: title
 (``generated_title``, else ``session_summary``, else the first prompt), project
 (``info.cwd``, else the decoded directory name), start time (``created_at``),
 the parent of a fork (``parent_session_id``) and ``session_kind: "subagent"``
 for a sub-agent's own session, whose turns are marked as a sub-agent's and
-read only when ``include_subagents`` is on. ``chat_history.jsonl`` is derived
-from ``updates.jsonl`` and truncated at each compaction: not read. A fork
-copies the parent's log, so forked turns appear in both sessions.
+read only when ``include_subagents`` is on. It is deliberately not a watched
+sidecar: Grok rewrites it on every save (``num_messages`` counts updates), and a
+sidecar change re-reads the transcript whole, which a log of gigabytes cannot
+afford; a rename therefore shows with the session's next update.
+``chat_history.jsonl`` is derived from ``updates.jsonl`` and truncated at each
+compaction: not read. A fork copies the parent's log, so forked turns appear in
+both sessions.
 
 Resume: ``grok --resume <id>``. Windows' location (``%USERPROFILE%\\.grok``) is
 unverified.
@@ -223,15 +227,10 @@ class GrokReader(BaseReader):
         home = env.var("GROK_HOME") or env.home / ".grok"
         return [home / "sessions"]
 
-    def sidecars(self, path: Path) -> list[Path]:
-        return [path.parent / SUMMARY] if path.name == UPDATES else []
-
     def source_for(self, path: Path) -> Path | None:
-        if path.name not in (UPDATES, SUMMARY) or "subagents" in path.parts:
+        if path.name != UPDATES or "subagents" in path.parts:
             return None
-        if path.parent.parent.parent.name != "sessions":
-            return None
-        return path if path.name == UPDATES else path.parent / UPDATES
+        return path if path.parent.parent.parent.name == "sessions" else None
 
     def discover(self, root: Path) -> Iterator[Path]:
         for path in super().discover(root):
