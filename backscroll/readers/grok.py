@@ -69,16 +69,14 @@ from backscroll.readers.streamed import Runs
 UPDATES = "updates.jsonl"
 SUMMARY = "summary.json"
 #: Lines that are never prose, told from their bytes (a JSON string cannot hold
-#: these unescaped quotes, so prose that mentions them does not match).
+#: these unescaped quotes, so prose that mentions them does not match), and
+#: whether each ends the reply being streamed (a thought does not).
 _SKIPPED = (
-    b'"sessionUpdate":"tool_call_update"',
-    b'"sessionUpdate":"tool_call"',
-    b'"sessionUpdate":"agent_thought_chunk"',
-    b'"sessionUpdate":"plan"',
-    b'"sessionUpdate":"available_commands_update"',
+    (b'"sessionUpdate":"tool_call_update"', True),
+    (b'"sessionUpdate":"agent_thought_chunk"', False),
+    (b'"sessionUpdate":"plan"', True),
+    (b'"sessionUpdate":"available_commands_update"', True),
 )
-#: Tool calls worth parsing anyway: their name may mark what follows as tainted.
-_TOOL_CALL = b'"sessionUpdate":"tool_call"'
 
 
 def _summary(session_dir: Path) -> dict[str, Any]:
@@ -165,6 +163,13 @@ class _Replay:
                 is_external_tool(update.get("title")) or is_external_tool(update.get("kind"))
             ):
                 self.tainted = True
+            self.runs.close()
+
+    def skipped(self, *, ends_reply: bool) -> None:
+        """A line recognised, unparsed, as a tool update, a thought or a plan."""
+        self.seen = True
+        self.in_user, self.run_index = False, None
+        if ends_reply:
             self.runs.close()
 
     def user_chunk(self, update: dict[str, Any], offset: int, ts: float | None) -> None:
@@ -267,7 +272,7 @@ class GrokReader(BaseReader):
         first = int(state.get("line", 1))
         tail = Tail(path, start=start, first_line_number=first, max_line_bytes=opts.max_line_bytes)
         problems: list[Problem] = []
-        for line, obj in parse_lines(tail, _prose_lines(tail)):
+        for line, obj in parse_lines(tail, _prose_lines(tail, replay)):
             if not isinstance(obj, dict):
                 problems.append(Problem("record is not a JSON object", line.number, line.offset))
                 continue
@@ -320,14 +325,16 @@ class GrokReader(BaseReader):
         )
 
 
-def _prose_lines(tail: Tail) -> Iterator[Line]:
-    """The tail's lines minus those that are never prose (not parsed at all)."""
+def _prose_lines(tail: Tail, replay: _Replay) -> Iterator[Line]:
+    """The tail's lines, minus those that are never prose: those are not parsed
+    at all (a tool update can repeat megabytes of output), only noted as the
+    boundary they are."""
     for line in tail:
-        raw = line.raw
-        if _TOOL_CALL in raw and b'"sessionUpdate":"tool_call_update"' not in raw:
-            yield line  # a tool call: parsed for its name (taint), not its output
-        elif not any(marker in raw for marker in _SKIPPED):
+        skipped = next((ends for marker, ends in _SKIPPED if marker in line.raw), None)
+        if skipped is None:
             yield line
+        else:
+            replay.skipped(ends_reply=skipped)
 
 
 def _group_cwd(group: Path) -> str | None:

@@ -228,3 +228,33 @@ def test_default_root_and_grok_home_override(tmp_path: Path) -> None:
     env = HostEnv(home=home, environ={"GROK_HOME": str(tmp_path / "g")})
     assert reader.roots(env) == [tmp_path / "g" / "sessions"]
     assert reader.roots(HostEnv(home=home, platform="win32")) == [home / ".grok" / "sessions"]
+
+
+def test_lines_skipped_from_their_bytes_replay_like_parsed_ones(tmp_path: Path) -> None:
+    records = [
+        _line(_chunk("user_message_chunk", "part one", promptIndex=0)),
+        _line(_chunk("agent_thought_chunk", "thinking")),
+        _line(_chunk("user_message_chunk", "part two")),
+        _line(_chunk("agent_message_chunk", "reply, ")),
+        _line({"sessionUpdate": "plan", "entries": []}),
+        _line(_chunk("agent_message_chunk", "after the plan")),
+        _line({"sessionUpdate": "tool_call_update", "toolCallId": "t", "status": "completed"}),
+        _line(_chunk("agent_message_chunk", "after the tool")),
+    ]
+    texts = []
+    for name, separators in (("compact", (",", ":")), ("spaced", (", ", ": "))):
+        path = tmp_path / ".grok" / "sessions" / "%2Fp" / name / "updates.jsonl"
+        path.parent.mkdir(parents=True)
+        path.write_text("".join(json.dumps(r, separators=separators) + "\n" for r in records))
+        texts.append(read_fresh(reader, path).texts())
+    assert (
+        texts[0]
+        == texts[1]
+        == [
+            "part one",
+            "part two",  # a thought ends the prompt's run of chunks
+            "reply,",
+            "after the plan",
+            "after the tool",
+        ]
+    )
