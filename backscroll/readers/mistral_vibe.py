@@ -4,7 +4,9 @@ Each session directory holds ``messages.jsonl`` (OpenAI-style chat messages,
 append-only, tailed by byte offset) and ``meta.json`` (rewritten atomically on
 every save: session id, parent id, title, working directory, start/end time),
 which is a :meth:`sidecar <MistralVibeReader.sidecars>`: a change to it
-re-reads the messages whole with fresh metadata.
+re-reads the messages whole with fresh metadata. That happens after every
+save, which is affordable because compaction keeps each directory's log to one
+context window's worth of messages.
 
 Indexed: ``user`` lines with ``injected: false`` (prompts), the ``content`` of
 ``assistant`` lines, and the ``<compaction_summary>`` inside the first injected
@@ -29,6 +31,7 @@ point ``hosts.mistral-vibe.roots`` at it.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -112,7 +115,7 @@ class MistralVibeReader(BaseReader):
             return path.parent / MESSAGES
         return None
 
-    def discover(self, root: Path) -> Any:
+    def discover(self, root: Path) -> Iterator[Path]:
         for path in super().discover(root):
             if path.is_file():
                 yield path
