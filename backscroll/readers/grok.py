@@ -111,6 +111,7 @@ class _Replay:
         self.run_index = state.get("run_pi")
         self.tainted = bool(state.get("tainted", False))
         self.first_prompt: str | None = state.get("prompt")
+        self.started: float | None = state.get("started")
         self.updated: float | None = state.get("updated")
         self.seen = bool(state.get("seen", False))
         #: Prompt number (0-based) each turn of this read belongs to.
@@ -128,6 +129,7 @@ class _Replay:
             "run_pi": self.run_index,
             "tainted": self.tainted,
             "prompt": self.first_prompt,
+            "started": self.started,
             "updated": self.updated,
             "seen": self.seen,
         }
@@ -140,6 +142,7 @@ class _Replay:
         self.seen = True
         ts = parse_time(_meta(params).get("agentTimestampMs")) or parse_time(obj.get("timestamp"))
         if ts is not None:
+            self.started = ts if self.started is None else min(self.started, ts)
             self.updated = ts if self.updated is None else max(self.updated, ts)
         kind = update.get("sessionUpdate")
         if kind == "user_message_chunk":
@@ -267,7 +270,8 @@ class GrokReader(BaseReader):
         runs = Runs.resumed(sid, state.get("run"), subagent=subagent)
         replay = _Replay(runs, state)
         if runs.open is not None:
-            replay.owner[runs.open.key] = int(state.get("run_owner", replay.prompts - 1))
+            owner = state.get("run_owner")
+            replay.owner[runs.open.key] = owner if isinstance(owner, int) else replay.prompts - 1
         start = prev.position if prev else 0
         first = int(state.get("line", 1))
         tail = Tail(path, start=start, first_line_number=first, max_line_bytes=opts.max_line_bytes)
@@ -318,7 +322,7 @@ class GrokReader(BaseReader):
             sid,
             project=cwd,
             title=first_line_title(title) if title else None,
-            started_at=parse_time(summary.get("created_at")),
+            started_at=parse_time(summary.get("created_at")) or replay.started,
             updated_at=parse_time(summary.get("last_active_at")) or replay.updated,
             resume_command=resume_in(cwd, "grok", "--resume", sid),
             parent_session_id=parent if isinstance(parent, str) and parent else None,
