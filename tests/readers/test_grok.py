@@ -76,7 +76,7 @@ def test_session_metadata_from_the_directory_and_envelope(isolated_home: Path) -
     assert session.project == "/home/dev/repo"
     assert session.title == "Why is the nightly job skipping the lint step?"
     assert session.resume_command == f"cd /home/dev/repo && grok --resume {SID}"
-    assert session.started_at == 1785400000.12  # no summary.json: the first update's time
+    assert session.started_at == 1785400000.0  # no summary.json: the first update's time
     first = min(index.turns.values(), key=lambda t: t.seq)
     assert first.timestamp == 1785400000.12  # _meta.agentTimestampMs, not whole seconds
 
