@@ -293,7 +293,8 @@ class _Parser:
             self.updated = ts if self.updated is None else max(self.updated, ts)
 
     def _prompt(self, text: str, offset: int, ts: float | None) -> None:
-        if not text:
+        if not text:  # an image-only input: no prose, but a new turn all the same
+            self.runs.close()
             return
         self.tainted = False
         if self.first_prompt is None:
