@@ -30,4 +30,11 @@ HOST_NAMES: tuple[str, ...] = (
     "hermes",
     "zed",
     "aider",
+    "claude-desktop-cowork",
+    "antigravity",
+    "kimi-cli",
+    "grok",
+    "mistral-vibe",
+    "trae-cli",
+    "zoo-code",
 )

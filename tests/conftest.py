@@ -33,6 +33,10 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[P
         "HERMES_HOME",
         "CONTINUE_GLOBAL_DIR",
         "CLAUDE_CODE_SESSION_ID",
+        "KIMI_SHARE_DIR",
+        "KIMI_CODE_HOME",
+        "GROK_HOME",
+        "VIBE_HOME",
     ):
         monkeypatch.delenv(var, raising=False)
     yield home

@@ -114,6 +114,57 @@ LAYOUT = {
     "goose": [("goose/sessions.db", ".local/share/goose/sessions/sessions.db")],
     "hermes": [("hermes/state.db", ".hermes/state.db")],
     "zed": [("zed/threads.db", ".local/share/zed/threads/threads.db")],
+    "claude-desktop-cowork": [
+        (
+            "claude-desktop-cowork/local_6d2f0a41-93c8-4b7e-a5d1-2e8f7c3b9a60.json",
+            ".config/Claude/local-agent-mode-sessions/org-1/ws-1/local_6d2f0a41-93c8-4b7e-a5d1-2e8f7c3b9a60.json",
+        ),
+        (
+            "claude-desktop-cowork/c71e4b2a-0d9f-4e36-8a15-b4c9d2e7f031.jsonl",
+            ".config/Claude/local-agent-mode-sessions/org-1/ws-1/local_6d2f0a41-93c8-4b7e-a5d1-2e8f7c3b9a60/.claude/projects/-sessions-brave-otter-outputs/c71e4b2a-0d9f-4e36-8a15-b4c9d2e7f031.jsonl",
+        ),
+    ],
+    "antigravity": [
+        (
+            "antigravity/cass-transcript.jsonl",
+            ".gemini/antigravity-cli/brain/aaaa1111-bbbb-2222-cccc-333344445555/.system_generated/logs/transcript.jsonl",
+        )
+    ],
+    "kimi-cli": [
+        (
+            "kimi-cli/constructed-wire.jsonl",
+            ".kimi/sessions/fcfa19e37c9d6520c81afdca5fc8af94/0c9d7a52-6e1b-4f3a-8d24-51b7e0a9c6f3/wire.jsonl",
+        ),
+        ("kimi-cli/constructed-kimi.json", ".kimi/kimi.json"),
+    ],
+    "grok": [
+        (
+            "grok/constructed-updates.jsonl",
+            ".grok/sessions/%2Fhome%2Fdev%2Frepo/019f7a10-3c2e-7d41-9b5a-6e0f2c8d4a17/updates.jsonl",
+        )
+    ],
+    "mistral-vibe": [
+        (
+            "mistral-vibe/constructed-session_20260730_093000_b41e7d09-messages.jsonl",
+            ".vibe/logs/session/session_20260730_093000_b41e7d09/messages.jsonl",
+        ),
+        (
+            "mistral-vibe/constructed-session_20260730_093000_b41e7d09-meta.json",
+            ".vibe/logs/session/session_20260730_093000_b41e7d09/meta.json",
+        ),
+    ],
+    "trae-cli": [
+        (
+            "trae-cli/agentsview-traex-rollout_subagent.jsonl",
+            ".trae/cli/sessions/2026/08/01/rollout-2026-08-01T18-07-03-019fbcca-9fd4-7d20-83dc-0762b2f839b3.jsonl",
+        )
+    ],
+    "zoo-code": [
+        (
+            "zoo-code/ui_messages.json",
+            ".config/Code/User/globalStorage/zoocodeorganization.zoo-code/tasks/1700000000003/ui_messages.json",
+        )
+    ],
 }
 
 

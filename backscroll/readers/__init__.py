@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from backscroll.readers.aider import AiderReader
 from backscroll.readers.amp import AmpReader
+from backscroll.readers.antigravity import AntigravityReader
 from backscroll.readers.base import BaseReader, HostEnv, Reader
 from backscroll.readers.claude_code import ClaudeCodeReader
+from backscroll.readers.claude_cowork import CoworkReader
 from backscroll.readers.cline import ClineReader
 from backscroll.readers.codex import CodexReader
 from backscroll.readers.continue_dev import ContinueReader
@@ -16,14 +18,19 @@ from backscroll.readers.cursor_ide import CursorReader
 from backscroll.readers.factory_droid import FactoryDroidReader
 from backscroll.readers.gemini_cli import GeminiCliReader
 from backscroll.readers.goose import GooseJsonlReader, GooseReader
+from backscroll.readers.grok import GrokReader
 from backscroll.readers.hermes import HermesReader
 from backscroll.readers.kilo_code import KiloCodeReader
+from backscroll.readers.kimi_cli import KimiCliReader
 from backscroll.readers.kiro import KiroCliReader, KiroIdeReader
+from backscroll.readers.mistral_vibe import MistralVibeReader
 from backscroll.readers.opencode import KiloCliReader, OpenCodeReader
 from backscroll.readers.pi import PiReader
 from backscroll.readers.qwen_code import QwenCodeReader
 from backscroll.readers.roo_code import RooCodeReader
+from backscroll.readers.trae_cli import TraeCliReader
 from backscroll.readers.zed import ZedReader
+from backscroll.readers.zoo_code import ZooCodeReader
 
 READERS: tuple[Reader, ...] = (
     ClaudeCodeReader(),
@@ -50,6 +57,13 @@ READERS: tuple[Reader, ...] = (
     HermesReader(),
     ZedReader(),
     AiderReader(),
+    CoworkReader(),
+    AntigravityReader(),
+    KimiCliReader(),
+    GrokReader(),
+    MistralVibeReader(),
+    TraeCliReader(),
+    ZooCodeReader(),
 )
 
 

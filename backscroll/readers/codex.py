@@ -202,6 +202,8 @@ class CodexReader(BaseReader):
     name: ClassVar[str] = "Codex CLI"
     version: ClassVar[int] = 2
     kind: ClassVar[Kind] = "append"
+    #: The program whose ``resume <id>`` reopens a session (TRAE CLI: ``traex``).
+    resume_program: ClassVar[str] = "codex"
 
     def __init__(self) -> None:
         self._titles = _TitleIndex()
@@ -226,7 +228,7 @@ class CodexReader(BaseReader):
         if compressed:
             prev = None  # never appended to: always read whole
         state = _State.load(prev)
-        parser = _Parser(path, state)
+        parser = _Parser(path, state, self.resume_program)
         problems: list[Problem] = []
         if compressed:
             tail = Tail(path, max_line_bytes=opts.max_line_bytes)
@@ -295,7 +297,7 @@ class CodexReader(BaseReader):
         if not isinstance(session, dict) or not isinstance(items, list):
             return ReadResult(unsupported=f"unknown format version in {path.name}")
         state = _State(era="bare")
-        parser = _Parser(path, state)
+        parser = _Parser(path, state, self.resume_program)
         parser.first_record(session)
         for i, item in enumerate(items):
             if isinstance(item, dict):
@@ -325,9 +327,10 @@ def _spawned_by(source: Any) -> str | None:
 
 
 class _Parser:
-    def __init__(self, path: Path, state: _State) -> None:
+    def __init__(self, path: Path, state: _State, resume_program: str = "codex") -> None:
         self.path = path
         self.state = state
+        self.resume_program = resume_program
         self.turns: dict[str, Turn] = {}
         self.saw_record = False
 
@@ -546,6 +549,6 @@ class _Parser:
                 title=state.title,
                 started_at=state.started_at,
                 updated_at=state.updated_at,
-                resume_command=resume_in(None, "codex", "resume", sid),
+                resume_command=resume_in(None, self.resume_program, "resume", sid),
             ),
         )

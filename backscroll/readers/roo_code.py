@@ -10,9 +10,9 @@ same summary and are not read.
 The ``roo-cline.customStoragePath`` setting moves the whole store to
 ``<custom path>/tasks/<id>/``; Roo reads it with VS Code's
 ``getConfiguration("roo-cline")``, so it sits in each editor's user
-``settings.json`` (JSON with comments), where the reader looks for it. Forks
-that keep the format under another extension id (Zoo Code) are not listed:
-their id is not in the format notes.
+``settings.json`` (JSON with comments), where the reader looks for it. Zoo
+Code, the fork that keeps the format under its own extension id and setting,
+is :mod:`backscroll.readers.zoo_code`.
 
 No resume command: the task is reopened from the extension's History view.
 """
@@ -28,19 +28,22 @@ from typing import ClassVar
 from backscroll.readers.base import HostEnv
 from backscroll.readers.cline_ui import HISTORY_ITEM, ROO_IDS, UI_MESSAGES, TaskStoreReader
 
-#: The setting's value in a settings.json that may hold comments and trailing commas.
-_CUSTOM = re.compile(r'"roo-cline\.customStoragePath"\s*:\s*("(?:[^"\\]|\\.)*")')
+
+def _setting_pattern(setting: str) -> re.Pattern[str]:
+    """The setting's value in a settings.json that may hold comments and trailing commas."""
+    return re.compile(rf'"{re.escape(setting)}"\s*:\s*("(?:[^"\\]|\\.)*")')
 
 
-def custom_storage_paths(env: HostEnv) -> list[Path]:
-    """Every non-empty ``roo-cline.customStoragePath`` in the editors' user settings."""
+def custom_storage_paths(env: HostEnv, setting: str = "roo-cline.customStoragePath") -> list[Path]:
+    """Every non-empty ``setting`` (a custom storage path) in the editors' user settings."""
+    pattern = _setting_pattern(setting)
     found: list[Path] = []
     for user in env.editor_user_dirs():
         try:
             text = (user / "settings.json").read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
-        for literal in _CUSTOM.findall(text):
+        for literal in pattern.findall(text):
             try:
                 value = json.loads(literal)
             except ValueError:
@@ -57,12 +60,14 @@ class RooCodeReader(TaskStoreReader):
     name: ClassVar[str] = "Roo Code"
     version: ClassVar[int] = 1
     extension_ids: ClassVar[tuple[str, ...]] = ROO_IDS
+    #: The editor setting that moves the task store.
+    storage_setting: ClassVar[str] = "roo-cline.customStoragePath"
 
     def __init__(self) -> None:
         self._custom: tuple[Path, ...] = ()
 
     def roots(self, env: HostEnv) -> list[Path]:
-        self._custom = tuple(custom_storage_paths(env))
+        self._custom = tuple(custom_storage_paths(env, self.storage_setting))
         return [*super().roots(env), *self._custom]
 
     def source_for(self, path: Path) -> Path | None:

@@ -1,0 +1,228 @@
+"""Google Antigravity ``agy`` CLI: ``brain/<id>/.system_generated/logs/transcript.jsonl``
+(under ``~/.gemini/antigravity-cli``).
+
+One JSON object per step: ``{step_index, source, type, status, created_at,
+content?, thinking?, tool_calls?}``. Indexed: ``USER_EXPLICIT``/``USER_INPUT``
+steps as prompts (the text inside their ``<USER_REQUEST>`` blocks, or the whole
+content when there is no wrapper; ``<ADDITIONAL_METADATA>`` and
+``<USER_SETTINGS_CHANGE>`` are harness text), another ``USER_EXPLICIT`` step
+only when it carries ``<USER_REQUEST>``, and the ``content`` of
+``MODEL``/``PLANNER_RESPONSE`` steps as assistant text. Thinking, tool calls,
+tool steps (every other ``MODEL`` type, known or new) and ``SYSTEM`` steps stay
+out. A turn's key is its ``step_index`` (a step written again replaces it).
+
+Antigravity is closed source; what is known comes from peer readers
+(``shared/formats/antigravity/README.md``), and these facts are unverified and
+tolerated:
+
+- whether the CLI only appends to the transcript: it is tailed by byte offset,
+  and the indexer re-reads it whole when it shrinks or its first bytes change;
+- ``transcript_full.jsonl`` (said to hold fields the transcript clips) is not
+  read: in the one public pair the two files are identical;
+- the project comes from ``history.jsonl`` (``workspace`` of the rows naming the
+  conversation) or ``cache/last_conversations.json`` beside ``brain/``; none is
+  known when neither names the conversation;
+- no environment variable is known to move the directory.
+
+Out of reach, and not read: the per-conversation SQLite ``conversations/<id>.db``
+(protobuf blobs with an undocumented schema), the AES-encrypted ``.pb`` files of
+older releases, and the Antigravity IDE's stores (``~/.gemini/antigravity``,
+``~/.gemini/antigravity-ide``), which hold only those forms and markdown
+artifacts. Resume: ``agy --conversation <id>``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import ClassVar
+
+from backscroll.model import Cursor, Kind, Problem, ReaderOptions, ReadResult, Role, Session, Turn
+from backscroll.readers.base import (
+    BaseReader,
+    HostEnv,
+    clean_text,
+    first_line_title,
+    is_absolute_path,
+    is_external_tool,
+    next_line_number,
+    parse_time,
+    read_json_document,
+    resume_in,
+    tail_jsonl,
+)
+
+TRANSCRIPT = "transcript.jsonl"
+_OUTSIDE = re.compile(r"WEB|URL|BROWSER", re.IGNORECASE)
+_REQUEST = re.compile(r"<USER_REQUEST>(.*?)</USER_REQUEST>", re.DOTALL)
+_HARNESS = re.compile(r"<(ADDITIONAL_METADATA|USER_SETTINGS_CHANGE)>.*?</\1>", re.DOTALL)
+
+
+def _conversation_dir(path: Path) -> Path | None:
+    """``brain/<id>`` for ``brain/<id>/.system_generated/logs/transcript.jsonl``."""
+    if path.name != TRANSCRIPT or path.parent.name != "logs":
+        return None
+    generated = path.parent.parent
+    if generated.name != ".system_generated" or generated.parent.parent.name != "brain":
+        return None
+    return generated.parent
+
+
+def _prompt(content: str, *, explicit_input: bool) -> str | None:
+    requests = _REQUEST.findall(content)
+    if requests:
+        return clean_text("\n\n".join(r.strip() for r in requests if r.strip())) or None
+    if not explicit_input:
+        return None
+    return clean_text(_HARNESS.sub("", content)) or None
+
+
+class _Workspaces:
+    """Conversation id -> workspace from ``history.jsonl`` and
+    ``cache/last_conversations.json``, re-read only when they change."""
+
+    def __init__(self) -> None:
+        self._cache: dict[Path, tuple[tuple[int, int, int, int], dict[str, str]]] = {}
+
+    def lookup(self, home: Path, conversation: str) -> str | None:
+        history, last = home / "history.jsonl", home / "cache" / "last_conversations.json"
+        stamp = (*_stamp(history), *_stamp(last))
+        cached = self._cache.get(home)
+        if cached is None or cached[0] != stamp:
+            cached = (stamp, self._load(history, last))
+            self._cache[home] = cached
+        return cached[1].get(conversation)
+
+    @staticmethod
+    def _load(history: Path, last: Path) -> dict[str, str]:
+        found: dict[str, str] = {}
+        try:
+            doc = read_json_document(last, max_bytes=16 * 1024 * 1024)
+        except (OSError, ValueError):
+            doc = None
+        if isinstance(doc, dict):  # workspace -> last conversation id (shape unverified)
+            for workspace, conv in doc.items():
+                if isinstance(conv, str) and is_absolute_path(workspace):
+                    found[conv] = workspace
+        try:
+            with open(history, "rb") as fh:
+                for raw in fh:
+                    try:
+                        row = json.loads(raw)
+                    except ValueError:
+                        continue
+                    if not isinstance(row, dict):
+                        continue
+                    conv, workspace = row.get("conversationId"), row.get("workspace")
+                    if (
+                        isinstance(conv, str)
+                        and isinstance(workspace, str)
+                        and is_absolute_path(workspace)
+                    ):
+                        found[conv] = workspace
+        except OSError:
+            pass
+        return found
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    try:
+        st = path.stat()
+    except OSError:
+        return (0, 0)
+    return (st.st_mtime_ns, st.st_size)
+
+
+class AntigravityReader(BaseReader):
+    host: ClassVar[str] = "antigravity"
+    name: ClassVar[str] = "Google Antigravity CLI"
+    version: ClassVar[int] = 1
+    kind: ClassVar[Kind] = "append"
+
+    def __init__(self) -> None:
+        self._workspaces = _Workspaces()
+
+    def roots(self, env: HostEnv) -> list[Path]:
+        # The home directory on every OS (%USERPROFILE% on Windows); no variable moves it.
+        return [env.home / ".gemini" / "antigravity-cli" / "brain"]
+
+    def source_for(self, path: Path) -> Path | None:
+        return path if _conversation_dir(path) is not None else None
+
+    def read(self, path: Path, prev: Cursor | None, opts: ReaderOptions) -> ReadResult:
+        conversation = _conversation_dir(path)
+        sid = conversation.name if conversation is not None else path.parent.name
+        state = dict(prev.state) if prev else {}
+        tainted = bool(state.get("tainted", False))
+        first_prompt: str | None = state.get("prompt")
+        started: float | None = state.get("started")
+        updated: float | None = state.get("updated")
+        seen = bool(state.get("seen", False))
+        tail, lines = tail_jsonl(path, prev, opts)
+        turns: dict[str, Turn] = {}
+        problems: list[Problem] = []
+        for line, obj in lines:
+            if not isinstance(obj, dict):
+                problems.append(Problem("step is not a JSON object", line.number, line.offset))
+                continue
+            seen = True
+            ts = parse_time(obj.get("created_at"))
+            if ts is not None:
+                started = ts if started is None else min(started, ts)
+                updated = ts if updated is None else max(updated, ts)
+            source, kind, content = obj.get("source"), obj.get("type"), obj.get("content")
+            role: Role | None = None
+            text: str | None = None
+            if source == "USER_EXPLICIT" and isinstance(content, str):
+                text = _prompt(content, explicit_input=kind == "USER_INPUT")
+                role = "user"
+            elif source == "MODEL" and kind == "PLANNER_RESPONSE":
+                calls = obj.get("tool_calls")
+                if isinstance(content, str):
+                    role, text = "assistant", clean_text(content)
+                if isinstance(calls, list) and any(
+                    isinstance(c, dict) and is_external_tool(c.get("name")) for c in calls
+                ):
+                    tainted = True  # what the model writes after the call read outside content
+            elif source == "MODEL" and isinstance(kind, str) and _OUTSIDE.search(kind):
+                tainted = True  # SEARCH_WEB, READ_URL, BROWSER_* steps bring outside content in
+            if role is None or not text:
+                continue
+            if role == "user":
+                tainted = False
+                if first_prompt is None:
+                    first_prompt = text
+            step = obj.get("step_index")
+            valid_step = isinstance(step, int) and not isinstance(step, bool) and step >= 0
+            key = f"s{step}" if valid_step else f"o:{line.offset}"
+            turns.pop(key, None)
+            turns[key] = Turn(
+                sid, key, role, text, ts, line.offset, tainted=tainted and role == "assistant"
+            )
+        project = None
+        if conversation is not None:
+            project = self._workspaces.lookup(conversation.parent.parent, sid)
+        session = Session(
+            sid,
+            project=project,
+            title=first_line_title(first_prompt) if first_prompt else None,
+            started_at=started,
+            updated_at=updated,
+            resume_command=resume_in(project, "agy", "--conversation", sid),
+        )
+        return ReadResult(
+            turns=tuple(turns.values()),
+            sessions=(session,) if seen else (),
+            position=tail.end,
+            state={
+                "line": next_line_number(tail),
+                "tainted": tainted,
+                "prompt": first_prompt,
+                "started": started,
+                "updated": updated,
+                "seen": seen,
+            },
+            replace=prev is None or prev.position == 0,
+            problems=(*tail.problems, *problems),
+        )

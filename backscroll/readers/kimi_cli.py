@@ -1,0 +1,386 @@
+"""Kimi CLI (``kimi``, Python) and its successor Kimi Code (``~/.kimi-code``).
+
+Two stores, one host (``shared/formats/kimi-cli/README.md``):
+
+- **Kimi CLI**: ``$KIMI_SHARE_DIR`` (else ``~/.kimi``) ``/sessions/<md5(workdir)>/
+  <session id>/wire.jsonl``, an append-only event log of ``{"timestamp",
+  "message": {"type", "payload"}}`` records (seconds). Prompts are ``TurnBegin``
+  and ``SteerInput``; assistant text is ``ContentPart`` records of type ``text``,
+  consecutive ones joined; ``think`` parts, tools, approvals, status and
+  sub-agent mirrors stay out. The compaction summary is not in the wire: the
+  session's ``context.jsonl`` (and its rotated ``context_<n>.jsonl``) restarts
+  with a user message whose first part is the compaction marker; those files
+  are read for that summary only. The project is the ``kimi.json`` work dir whose
+  MD5 names the session's parent directory; the title is ``state.json``
+  ``custom_title``, else the first prompt. Resume: ``kimi -r <id>`` in the
+  work dir.
+- **Kimi Code**: ``$KIMI_CODE_HOME`` (else ``~/.kimi-code``) ``/sessions/wd_<slug>_
+  <hash>/<session>/agents/<agent>/wire.jsonl`` with ``{"type", "time"(ms)}``
+  records: prompts are ``context.append_message`` user messages whose
+  ``origin.kind`` is ``user`` (a message without ``origin``, as in a peer
+  fixture, is taken as typed); assistant text is ``context.append_loop_event``
+  ``content.part`` events of type ``text``, joined per step; the summary is
+  ``context.apply_compaction`` ``summary``/``contextSummary``. ``state.json``
+  gives ``title`` and ``workDir``. Kimi Work's internal sessions (``ctitle-*``,
+  ``sklsum-*``, ``dvlt-*``) are not read. Resume: ``kimi --session <id>``
+  (from a peer; unverified).
+
+Which vocabulary a wire speaks is told by its first record after the header.
+Sub-agent wires (Kimi CLI ``subagents/<agent>/``, Kimi Code agents other than
+``main``) belong to their session, marked as a sub-agent's, and are read only
+when ``include_subagents`` is on. ``state.json`` and ``kimi.json`` are read at
+each read of the wire, not watched: a rename shows with the next appended line.
+``/undo`` and ``/fork`` copy a wire into a new session, so such turns appear in
+both sessions. Kimi Work's desktop home is not a default root (its path is
+only partly known): point ``hosts.kimi-cli.roots`` at its ``sessions``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any, ClassVar
+
+from backscroll.model import Cursor, Kind, Problem, ReaderOptions, ReadResult, Session
+from backscroll.readers.base import (
+    BaseReader,
+    HostEnv,
+    block_texts,
+    clean_text,
+    content_key,
+    first_line_title,
+    is_absolute_path,
+    is_external_tool,
+    next_line_number,
+    parse_time,
+    read_json_document,
+    resume_in,
+    tail_jsonl,
+)
+from backscroll.readers.streamed import Runs
+
+WIRE = "wire.jsonl"
+_CONTEXT = re.compile(r"^context(_\d+)?\.jsonl$")
+_COMPACTED = "<system>Previous context has been compacted."
+_INTERNAL = ("ctitle-", "sklsum-", "dvlt-")
+
+
+def _texts(value: Any) -> str:
+    """Text parts of a user input / message content (a string or a part list)."""
+    return clean_text("\n\n".join(t for t in block_texts(value) if t.strip()))
+
+
+def _json_file(path: Path) -> dict[str, Any]:
+    try:
+        doc = read_json_document(path, max_bytes=16 * 1024 * 1024)
+    except (OSError, ValueError):
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
+def _layout(path: Path) -> tuple[str, Path, str | None] | None:
+    """``(store, session dir, sub-agent id or None)`` for a wire file, else None."""
+    parent = path.parent
+    if parent.parent.name == "agents":  # Kimi Code: <session>/agents/<agent>/wire.jsonl
+        session_dir = parent.parent.parent
+        if session_dir.name.startswith(_INTERNAL):
+            return None
+        return "code", session_dir, None if parent.name == "main" else parent.name
+    if parent.parent.name == "subagents":  # Kimi CLI: <session>/subagents/<agent>/wire.jsonl
+        return "cli", parent.parent.parent, parent.name
+    if parent.parent.parent.name == "sessions":  # Kimi CLI: sessions/<hash>/<id>/wire.jsonl
+        return "cli", parent, None
+    return None
+
+
+class _WorkDirs:
+    """``kimi.json``'s work dirs by the hash that names their sessions directory,
+    re-read only when the file changes."""
+
+    def __init__(self) -> None:
+        self._cache: dict[Path, tuple[tuple[int, int], dict[str, str]]] = {}
+
+    def lookup(self, share: Path, hashed: str) -> str | None:
+        path = share / "kimi.json"
+        try:
+            st = path.stat()
+        except OSError:
+            return None
+        stamp = (st.st_mtime_ns, st.st_size)
+        cached = self._cache.get(path)
+        if cached is None or cached[0] != stamp:
+            cached = (stamp, self._load(path))
+            self._cache[path] = cached
+        return cached[1].get(hashed)
+
+    @staticmethod
+    def _load(path: Path) -> dict[str, str]:
+        dirs = _json_file(path).get("work_dirs")
+        out: dict[str, str] = {}
+        for entry in dirs if isinstance(dirs, list) else []:
+            work = entry.get("path") if isinstance(entry, dict) else None
+            if not isinstance(work, str) or not work:
+                continue
+            digest = hashlib.md5(work.encode("utf-8"), usedforsecurity=False).hexdigest()
+            kaos = entry.get("kaos")
+            out[digest if kaos in (None, "local") else f"{kaos}_{digest}"] = work
+            out.setdefault(digest, work)
+        return out
+
+
+class KimiCliReader(BaseReader):
+    host: ClassVar[str] = "kimi-cli"
+    name: ClassVar[str] = "Kimi CLI / Kimi Code"
+    version: ClassVar[int] = 1
+    kind: ClassVar[Kind] = "append"
+
+    def __init__(self) -> None:
+        self._work_dirs = _WorkDirs()
+
+    def roots(self, env: HostEnv) -> list[Path]:
+        # Both homes sit under the home directory on every OS (%USERPROFILE% on Windows).
+        share = env.var("KIMI_SHARE_DIR") or env.home / ".kimi"
+        code = env.var("KIMI_CODE_HOME") or env.home / ".kimi-code"
+        return [share / "sessions", code / "sessions"]
+
+    def source_for(self, path: Path) -> Path | None:
+        if path.name == WIRE:
+            return path if _layout(path) is not None else None
+        if _CONTEXT.match(path.name) and path.parent.parent.parent.name == "sessions":
+            return path  # Kimi CLI context files: read for the compaction summary
+        return None
+
+    def read(self, path: Path, prev: Cursor | None, opts: ReaderOptions) -> ReadResult:
+        if path.name != WIRE:
+            return self._read_context(path, prev, opts)
+        layout = _layout(path)
+        if layout is None:
+            return ReadResult(unsupported=f"not a Kimi session wire: {path}")
+        store, session_dir, agent = layout
+        if agent is not None and not opts.include_subagents:
+            return ReadResult(position=0, replace=True)
+        state = dict(prev.state) if prev else {}
+        sid = session_dir.name
+        runs = Runs.resumed(sid, state.get("run"), subagent=agent is not None)
+        prefix = f"{agent}:" if agent else ""
+        parser = _Parser(runs, prefix, state)
+        tail, lines = tail_jsonl(path, prev, opts)
+        problems: list[Problem] = []
+        for line, obj in lines:
+            if not isinstance(obj, dict):
+                problems.append(Problem("record is not a JSON object", line.number, line.offset))
+                continue
+            parser.record(obj, line.offset)
+        turns, carried = runs.finish()
+        new_state = parser.dump()
+        new_state.update(line=next_line_number(tail), run=carried)
+        sessions: tuple[Session, ...] = ()
+        if parser.seen:
+            sessions = (
+                (Session(sid),)
+                if agent is not None
+                else (self._session(store, session_dir, parser),)
+            )
+        return ReadResult(
+            turns=turns,
+            sessions=sessions,
+            position=tail.end,
+            state=new_state,
+            replace=prev is None or prev.position == 0,
+            problems=(*tail.problems, *problems),
+        )
+
+    def _session(self, store: str, session_dir: Path, parser: _Parser) -> Session:
+        sid = session_dir.name
+        meta = _json_file(session_dir / "state.json")
+        if store == "code":
+            work = meta.get("workDir")
+            project = work if is_absolute_path(work) else parser.cwd
+            named = meta.get("title")
+            resume = resume_in(project, "kimi", "--session", sid)
+            started = parse_time(meta.get("createdAt")) or parser.started
+        else:
+            share = session_dir.parent.parent.parent
+            project = self._work_dirs.lookup(share, session_dir.parent.name)
+            named = meta.get("custom_title")
+            resume = resume_in(project, "kimi", "-r", sid)
+            started = parser.started
+        title = named if isinstance(named, str) and named.strip() else parser.first_prompt
+        return Session(
+            sid,
+            project=project,
+            title=first_line_title(title) if title else None,
+            started_at=started,
+            updated_at=parser.updated,
+            resume_command=resume,
+        )
+
+    def _read_context(self, path: Path, prev: Cursor | None, opts: ReaderOptions) -> ReadResult:
+        """A Kimi CLI ``context*.jsonl``: only the compaction summary it restarts with."""
+        sid = path.parent.name
+        tail, lines = tail_jsonl(path, prev, opts)
+        runs = Runs(sid)
+        for line, obj in lines:
+            if not isinstance(obj, dict) or obj.get("role") != "user":
+                continue
+            parts = block_texts(obj.get("content"))
+            if parts and parts[0].lstrip().startswith(_COMPACTED):
+                summary = clean_text("\n\n".join(parts[1:]))
+                if summary:
+                    key = f"compaction:{content_key(summary)}"
+                    runs.whole("summary", summary, key=key, timestamp=None, seq=line.offset)
+        turns, _ = runs.finish()
+        return ReadResult(
+            turns=turns,
+            sessions=(Session(sid),) if turns else (),
+            position=tail.end,
+            state={"line": next_line_number(tail)},
+            replace=prev is None or prev.position == 0,
+            problems=tuple(tail.problems),
+        )
+
+
+class _Parser:
+    """One wire's records, in either vocabulary."""
+
+    def __init__(self, runs: Runs, prefix: str, state: dict[str, Any]) -> None:
+        self.runs = runs
+        self.prefix = prefix
+        self.vocabulary: str | None = state.get("voc")
+        self.first_prompt: str | None = state.get("prompt")
+        self.cwd: str | None = state.get("cwd")
+        self.started: float | None = state.get("started")
+        self.updated: float | None = state.get("updated")
+        self.tainted = bool(state.get("tainted", False))
+        self.seen = bool(state.get("seen", False))
+
+    def dump(self) -> dict[str, Any]:
+        return {
+            "voc": self.vocabulary,
+            "prompt": self.first_prompt,
+            "cwd": self.cwd,
+            "started": self.started,
+            "updated": self.updated,
+            "tainted": self.tainted,
+            "seen": self.seen,
+        }
+
+    def record(self, obj: dict[str, Any], offset: int) -> None:
+        kind = obj.get("type")
+        if kind == "metadata" and "message" not in obj:
+            if self.started is None:
+                self.started = parse_time(obj.get("created_at"))
+            return
+        if self.vocabulary is None:
+            self.vocabulary = "cli" if isinstance(obj.get("message"), dict) else "code"
+        self.seen = True
+        if self.vocabulary == "cli":
+            ts = parse_time(obj.get("timestamp"))
+            self._when(ts)
+            message = obj.get("message")
+            if isinstance(message, dict):
+                self._cli(message, offset, ts)
+        else:
+            ts = parse_time(obj.get("time"))
+            self._when(ts)
+            self._code(obj, offset, ts)
+
+    def _when(self, ts: float | None) -> None:
+        if ts is not None:
+            self.started = ts if self.started is None else min(self.started, ts)
+            self.updated = ts if self.updated is None else max(self.updated, ts)
+
+    def _prompt(self, text: str, offset: int, ts: float | None) -> None:
+        if not text:  # an image-only input: no prose, but a new turn all the same
+            self.runs.close()
+            return
+        self.tainted = False
+        if self.first_prompt is None:
+            self.first_prompt = text
+        self.runs.whole("user", text, key=f"{self.prefix}o:{offset}", timestamp=ts, seq=offset)
+
+    def _assistant(self, text: str, offset: int, ts: float | None, group: str | None) -> None:
+        key = f"{self.prefix}o:{offset}"
+        self.runs.piece(
+            "assistant", text, key=key, timestamp=ts, seq=offset, tainted=self.tainted, group=group
+        )
+
+    # ------------------------------------------------------------------ Kimi CLI
+
+    def _cli(self, message: dict[str, Any], offset: int, ts: float | None) -> None:
+        kind, payload = message.get("type"), message.get("payload")
+        if not isinstance(payload, dict):
+            payload = {}
+        if kind in ("TurnBegin", "SteerInput"):
+            self._prompt(_texts(payload.get("user_input")), offset, ts)
+        elif kind == "ContentPart":
+            if payload.get("type") == "text" and isinstance(payload.get("text"), str):
+                self._assistant(payload["text"], offset, ts, None)
+            elif payload.get("type") != "think":
+                self.runs.close()
+        elif kind == "StatusUpdate":
+            return  # usage between pieces of one reply
+        else:
+            if kind == "ToolCall":
+                function = payload.get("function")
+                if isinstance(function, dict) and is_external_tool(function.get("name")):
+                    self.tainted = True
+            self.runs.close()
+
+    # ------------------------------------------------------------------ Kimi Code
+
+    def _code(self, obj: dict[str, Any], offset: int, ts: float | None) -> None:
+        kind = obj.get("type")
+        if kind == "config.update" and is_absolute_path(obj.get("cwd")):
+            self.cwd = obj["cwd"]
+        elif kind == "context.append_message":
+            message = obj.get("message")
+            if not isinstance(message, dict) or message.get("role") != "user":
+                self.runs.close()
+                return
+            origin = message.get("origin")
+            typed = not isinstance(origin, dict) or origin.get("kind") == "user"
+            if typed:
+                self._prompt(_texts(message.get("content")), offset, ts)
+            else:
+                self.runs.close()
+        elif kind == "context.append_loop_event":
+            self._loop_event(obj.get("event"), offset, ts)
+        elif kind == "context.apply_compaction":
+            summary = obj.get("summary") or obj.get("contextSummary")
+            if isinstance(summary, str) and clean_text(summary):
+                key = f"{self.prefix}o:{offset}"
+                self.runs.whole("summary", clean_text(summary), key=key, timestamp=ts, seq=offset)
+        elif kind in ("tool.call", "turn.ended", "turn.cancel", "turn.prompt", "turn.steer"):
+            if kind == "tool.call" and _names_external(obj):
+                self.tainted = True
+            self.runs.close()
+
+    def _loop_event(self, event: Any, offset: int, ts: float | None) -> None:
+        if not isinstance(event, dict):
+            return
+        if event.get("type") != "content.part":
+            if _names_external(event):
+                self.tainted = True
+            self.runs.close()
+            return
+        part = event.get("part")
+        if not isinstance(part, dict) or part.get("type") != "text":
+            return  # think parts
+        text = part.get("text")
+        if isinstance(text, str):
+            group = event.get("stepUuid") or json.dumps([event.get("turnId"), event.get("step")])
+            self._assistant(text, offset, ts, str(group))
+
+
+def _names_external(obj: dict[str, Any]) -> bool:
+    """A tool call record naming an external tool (``name`` / ``toolName`` /
+    ``toolCall.name``; the shape is not in the format notes, so all are tried)."""
+    candidates = [obj.get("name"), obj.get("toolName")]
+    for nested in ("toolCall", "call", "tool"):
+        inner = obj.get(nested)
+        if isinstance(inner, dict):
+            candidates += [inner.get("name"), inner.get("toolName")]
+    return any(is_external_tool(c) for c in candidates)

@@ -1,0 +1,195 @@
+"""Kimi CLI / Kimi Code reader against ``tests/fixtures/kimi-cli`` (see SOURCES.md).
+
+The Kimi CLI files (``constructed-*``) are hand-made from kimi-cli's source; the
+Kimi Code wires are peer fixtures (``deja-vu-*`` synthetic, ``agent-sessions-*``
+trimmed from a real run) with the matching ``state.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from backscroll.model import ReaderOptions
+from backscroll.readers.base import HostEnv
+from backscroll.readers.kimi_cli import KimiCliReader
+from tests.readers.util import (
+    MemoryIndex,
+    append_lines,
+    fixture,
+    grow_file_incrementally,
+    line_cuts,
+    read_fresh,
+    role_counts,
+)
+
+reader = KimiCliReader()
+WORK_HASH = "fcfa19e37c9d6520c81afdca5fc8af94"  # md5("/home/dev/src/widget")
+SID = "0c9d7a52-6e1b-4f3a-8d24-51b7e0a9c6f3"
+
+
+def _cli_session(home: Path) -> Path:
+    session = home / ".kimi" / "sessions" / WORK_HASH / SID
+    session.mkdir(parents=True)
+    shutil.copy(fixture("kimi-cli", "constructed-wire.jsonl"), session / "wire.jsonl")
+    return session / "wire.jsonl"
+
+
+def _code_session(home: Path, sample: str, name: str = "session_fixture01") -> Path:
+    agent = home / ".kimi-code" / "sessions" / "wd_demo_0123456789ab" / name / "agents" / "main"
+    agent.mkdir(parents=True)
+    shutil.copy(fixture("kimi-cli", sample), agent / "wire.jsonl")
+    return agent / "wire.jsonl"
+
+
+def test_kimi_cli_prompts_steering_and_joined_replies(isolated_home: Path) -> None:
+    index = read_fresh(reader, _cli_session(isolated_home))
+    assert index.texts("user") == [
+        "Why does `make test` fail on a clean checkout?",
+        "ok, add a check that prints a hint",
+        "and keep it POSIX sh",  # SteerInput
+    ]
+    assert index.texts("assistant")[0] == "Let me read the Makefile first."
+    assert len(index.texts("assistant")) == 3
+    text = "\n".join(index.texts())
+    assert "Probably a missing generated file" not in text  # think part
+    assert "go test ./..." not in text  # tool result
+
+
+def test_kimi_cli_project_from_kimi_json_title_from_state_json(isolated_home: Path) -> None:
+    path = _cli_session(isolated_home)
+    shutil.copy(fixture("kimi-cli", "constructed-kimi.json"), isolated_home / ".kimi" / "kimi.json")
+    session = read_fresh(reader, path).sessions[SID]
+    assert session.project == "/home/dev/src/widget"
+    assert session.title == "Why does `make test` fail on a clean checkout?"
+    assert session.resume_command == f"cd /home/dev/src/widget && kimi -r {SID}"
+    assert session.started_at == 1785300000.0
+    state = json.loads(fixture("kimi-cli", "constructed-state.json").read_text())
+    state["custom_title"] = "protoc hint"
+    (path.parent / "state.json").write_text(json.dumps(state))
+    assert read_fresh(reader, path).sessions[SID].title == "protoc hint"
+
+
+def test_kimi_cli_compaction_summary_comes_from_the_restarted_context(
+    isolated_home: Path,
+) -> None:
+    path = _cli_session(isolated_home)
+    context = path.parent / "context.jsonl"
+    shutil.copy(fixture("kimi-cli", "constructed-context-after-compaction.jsonl"), context)
+    shutil.copy(fixture("kimi-cli", "constructed-context.jsonl"), path.parent / "context_1.jsonl")
+    assert reader.source_for(context) == context
+    assert set(reader.discover(isolated_home / ".kimi" / "sessions")) == {
+        path,
+        context,
+        path.parent / "context_1.jsonl",
+    }
+    summary = read_fresh(reader, context)
+    assert summary.texts("summary") == [
+        "The user asked why `make test` fails on a clean checkout; cause: the `gen` target "
+        "needs `protoc`. Now adding a hint target, POSIX sh only."
+    ]
+    assert role_counts(summary) == {"summary": 1}  # the context's own messages stay out
+    assert read_fresh(reader, path.parent / "context_1.jsonl").texts() == []
+
+
+def test_kimi_code_typed_messages_and_joined_text_parts(isolated_home: Path) -> None:
+    index = read_fresh(reader, _code_session(isolated_home, "deja-vu-kimi-code-wire.jsonl"))
+    assert index.texts("user") == [
+        "why does the jwks cache go stale after rotation?",
+        "and the mid-stream needle?",
+    ]
+    assert index.texts("assistant") == [
+        "The cache keeps serving the old kid after rotateKey; reload the jwks cache on "
+        "rotation and add a clock-skew test.",
+        "torn-tail mid-stream answer survives",
+    ]
+    assert "reasoning to be skipped" not in "\n".join(index.texts())
+
+
+def test_kimi_code_real_wire_indexes_each_typed_message_once(isolated_home: Path) -> None:
+    path = _code_session(isolated_home, "agent-sessions-kimi-code-small.wire.jsonl")
+    shutil.copy(
+        fixture("kimi-cli", "agent-sessions-kimi-code-state.json"),
+        path.parent.parent.parent / "state.json",
+    )
+    index = read_fresh(reader, path)
+    # turn.prompt / turn.steer repeat the typed input; only context.append_message counts.
+    assert index.texts("user") == ["hi", "hi", "stop"]
+    session = index.sessions["session_fixture01"]
+    assert session.project == "/private/tmp/as-agent-lab/kimi/project"
+    assert session.title == "hi"
+    assert session.resume_command == (
+        "cd /private/tmp/as-agent-lab/kimi/project && kimi --session session_fixture01"
+    )
+
+
+def test_kimi_code_injections_are_not_prompts_and_compaction_is_a_summary(
+    isolated_home: Path,
+) -> None:
+    path = _code_session(isolated_home, "deja-vu-kimi-code-wire.jsonl")
+    append_lines(
+        path,
+        {
+            "type": "context.append_message",
+            "time": 1782295300000,
+            "message": {
+                "role": "user",
+                "content": [{"type": "text", "text": "<system>reminder</system>"}],
+                "origin": {"kind": "injection"},
+            },
+        },
+        {
+            "type": "context.apply_compaction",
+            "time": 1782295301000,
+            "summary": "Diagnosed the stale jwks cache.",
+        },
+    )
+    index = read_fresh(reader, path)
+    assert "<system>reminder</system>" not in index.texts("user")
+    assert index.texts("summary") == ["Diagnosed the stale jwks cache."]
+
+
+def test_reading_as_the_wire_grows_equals_reading_it_whole(tmp_path: Path) -> None:
+    for sample, dest in (
+        ("constructed-wire.jsonl", tmp_path / ".kimi" / "sessions" / "h" / SID / "wire.jsonl"),
+        (
+            "deja-vu-kimi-code-wire.jsonl",
+            tmp_path / ".kimi-code" / "sessions" / "wd_x" / "s1" / "agents" / "main" / "wire.jsonl",
+        ),
+    ):
+        source = fixture("kimi-cli", sample)
+        grown = grow_file_incrementally(reader, source, dest, line_cuts(source.read_bytes()))
+        assert grown.comparable() == read_fresh(reader, dest).comparable(), sample
+
+
+def test_sub_agent_wires_are_read_only_with_include_subagents(isolated_home: Path) -> None:
+    path = _cli_session(isolated_home)
+    sub = path.parent / "subagents" / "agent-7" / "wire.jsonl"
+    sub.parent.mkdir(parents=True)
+    shutil.copy(path, sub)
+    assert reader.source_for(sub) == sub
+    assert read_fresh(reader, sub).texts() == []
+    index = MemoryIndex()
+    index.read(reader, sub, ReaderOptions(include_subagents=True))
+    assert index.turns and all(t.subagent and t.session_id == SID for t in index.turns.values())
+    assert all(key.startswith("agent-7:") for _, key in index.turns)
+
+
+def test_kimi_work_internal_sessions_are_not_ours(isolated_home: Path) -> None:
+    path = _code_session(isolated_home, "deja-vu-kimi-code-wire.jsonl", name="ctitle-abc")
+    assert reader.source_for(path) is None
+
+
+def test_default_roots_and_env_overrides(tmp_path: Path) -> None:
+    home = tmp_path / "h"
+    assert reader.roots(HostEnv(home=home)) == [
+        home / ".kimi" / "sessions",
+        home / ".kimi-code" / "sessions",
+    ]
+    env = HostEnv(
+        home=home,
+        environ={"KIMI_SHARE_DIR": str(tmp_path / "s"), "KIMI_CODE_HOME": str(tmp_path / "c")},
+        platform="darwin",
+    )
+    assert reader.roots(env) == [tmp_path / "s" / "sessions", tmp_path / "c" / "sessions"]
