@@ -155,7 +155,7 @@ LAYOUT = {
     ],
     "trae-cli": [
         (
-            "trae-cli/agentsview-traex-rollout_subagent.jsonl",
+            "trae-cli/handmade-rollout-main.jsonl",
             ".trae/cli/sessions/2026/08/01/rollout-2026-08-01T18-07-03-019fbcca-9fd4-7d20-83dc-0762b2f839b3.jsonl",
         )
     ],

@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from backscroll.model import ReaderOptions
 from backscroll.readers.base import HostEnv
 from backscroll.readers.codex import CodexReader
 from backscroll.readers.trae_cli import TraeCliReader
@@ -16,11 +17,24 @@ SID = "019fbcca-9fd4-7d20-83dc-0762b2f839b3"
 NAME = f"rollout-2026-08-01T18-07-03-{SID}.jsonl"
 
 
-def _rollout(home: Path) -> Path:
+PARENT = "019fbc4a-48b9-7472-a0da-6d92901383db"
+
+
+def _rollout(home: Path, sample: str = "handmade-rollout-main.jsonl") -> Path:
     day = home / ".trae" / "cli" / "sessions" / "2026" / "08" / "01"
-    day.mkdir(parents=True)
-    shutil.copy(fixture("trae-cli", "agentsview-traex-rollout_subagent.jsonl"), day / NAME)
+    day.mkdir(parents=True, exist_ok=True)
+    shutil.copy(fixture("trae-cli", sample), day / NAME)
     return day / NAME
+
+
+def test_spawned_sub_agent_rollout_joins_its_parent_when_sub_agents_are_included(
+    isolated_home: Path,
+) -> None:
+    path = _rollout(isolated_home, "agentsview-traex-rollout_subagent.jsonl")
+    assert read_fresh(reader, path).turns == {}
+    index = read_fresh(reader, path, ReaderOptions(include_subagents=True))
+    assert {t.session_id for t in index.turns.values()} == {PARENT}
+    assert index.texts("assistant") == ["The provider facade owns discovery and parsing."]
 
 
 def test_rollout_prompt_reply_and_traex_resume(isolated_home: Path) -> None:
