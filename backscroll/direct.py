@@ -28,9 +28,12 @@ def make_indexer(config: Config, writer: IndexWriter) -> Indexer:
     return Indexer(writer, build_hosts(config), config, make_redactor(config))
 
 
-def index(config: Config, progress: Progress | None = None) -> tuple[Summary, dict[str, Any]]:
-    """Index every enabled host's roots incrementally; returns the summary and totals."""
-    writer = open_writer(config.db_path())
+def index(
+    config: Config, progress: Progress | None = None, *, check: bool = False
+) -> tuple[Summary, dict[str, Any]]:
+    """Index every enabled host's roots incrementally; returns the summary and totals.
+    ``check`` runs ``PRAGMA quick_check`` on the index first (``backscroll index``)."""
+    writer = open_writer(config.db_path(), check=check)
     try:
         indexer = make_indexer(config, writer)
         summary = indexer.reconcile(progress)

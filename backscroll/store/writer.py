@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from backscroll.errors import DatabaseError
 from backscroll.model import ReadResult, Session, Turn
 from backscroll.store import schema
 
@@ -147,9 +148,13 @@ def _row(values: tuple[Any, ...]) -> FileRow:
 class IndexWriter:
     """Owns the one write connection to ``index.db``."""
 
-    def __init__(self, path: Path, *, busy_timeout_ms: int = schema.BUSY_TIMEOUT_MS) -> None:
+    def __init__(
+        self, path: Path, *, busy_timeout_ms: int = schema.BUSY_TIMEOUT_MS, check: bool = False
+    ) -> None:
         self.path = path
-        schema.refuse_unusable(path, busy_timeout_ms)
+        #: Set once SQLite has said the file is corrupt: nothing is written after.
+        self.corrupt: DatabaseError | None = None
+        schema.refuse_unusable(path, busy_timeout_ms, thorough=check)
         self.conn = schema.connect(path, busy_timeout_ms=busy_timeout_ms)
         try:
             schema.check_integrity(self.conn, path)
@@ -164,22 +169,53 @@ class IndexWriter:
 
     # ------------------------------------------------------------------ transactions
 
+    def note_corrupt(self, exc: BaseException) -> DatabaseError:
+        """SQLite said the file is corrupt: remember it (here and in the marker
+        file), so that nothing more is written into it. Returns the error."""
+        if self.corrupt is None:
+            self.corrupt = (
+                exc if isinstance(exc, DatabaseError) else schema.mark_corrupt(self.path, str(exc))
+            )
+        return self.corrupt
+
+    def _refuse_if_corrupt(self) -> None:
+        if self.corrupt is not None:
+            raise self.corrupt
+
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        """``BEGIN IMMEDIATE`` ... ``COMMIT`` (rolled back whole on any error)."""
+        """``BEGIN IMMEDIATE`` ... ``COMMIT`` (rolled back whole on any error).
+        A corrupt database is refused before anything is written."""
         if self._in_tx:
             yield
             return
-        self.conn.execute("BEGIN IMMEDIATE")
+        self._refuse_if_corrupt()
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.DatabaseError as exc:
+            if schema.is_corrupt(exc):
+                raise self.note_corrupt(exc) from exc
+            raise
         self._in_tx = True
         try:
             yield
-        except BaseException:
+        except BaseException as exc:
             self._in_tx = False
-            self.conn.execute("ROLLBACK")
+            try:
+                self.conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                if not schema.is_corrupt(exc):
+                    raise
+            if schema.is_corrupt(exc):
+                raise self.note_corrupt(exc) from exc
             raise
         self._in_tx = False
-        self.conn.execute("COMMIT")
+        try:
+            self.conn.execute("COMMIT")
+        except sqlite3.DatabaseError as exc:
+            if schema.is_corrupt(exc):
+                raise self.note_corrupt(exc) from exc
+            raise
 
     # ------------------------------------------------------------------ files
 
@@ -414,12 +450,14 @@ class IndexWriter:
 
     def optimize(self) -> None:
         """FTS5 segment merge and ``PRAGMA optimize`` (scheduled when idle)."""
+        self._refuse_if_corrupt()
         if schema.has_fts(self.conn):
             with self.transaction():
                 self.conn.execute("INSERT INTO turns_fts(turns_fts) VALUES ('optimize')")
         self.conn.execute("PRAGMA optimize")
 
     def checkpoint(self) -> None:
+        self._refuse_if_corrupt()
         self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
