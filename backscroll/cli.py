@@ -234,54 +234,9 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_forget(args: argparse.Namespace) -> int:
-    from backscroll.store import forget, open_writer
+    from backscroll import cli_store
 
-    cfg = _config(args)
-    project = os.getcwd() if args.here else args.project
-    sel = forget.Selection(
-        session=args.session,
-        project=os.path.abspath(os.path.expanduser(project)) if project else None,
-        host=args.host,
-        before=_parse_date(args.before) if args.before else None,
-    )
-    if sel.empty():
-        raise BackscrollError(
-            "say what to forget: --session ID, --project PATH, --here, --host NAME or --before DATE"
-        )
-    db = cfg.db_path()
-    if not db.exists():
-        raise BackscrollError(f"there is no index at {db} yet; nothing to forget")
-    writer = open_writer(db)
-    try:
-        if args.dry_run:
-            report = forget.count(writer, sel)
-        else:
-            report = forget.forget(writer, sel, exclude=args.and_exclude)
-    finally:
-        writer.close()
-    data = {
-        "schema": 1,
-        "dry_run": args.dry_run,
-        "sessions": report.sessions,
-        "turns": report.turns,
-        "excluded": report.excluded,
-        "scrubbed": report.scrubbed,
-    }
-    if args.json:
-        _emit(data)
-        return 0
-    verb = "would forget" if args.dry_run else "forgot"
-    print(f"{verb} {report.turns} turns in {report.sessions} sessions")
-    if report.excluded:
-        print(f"added {report.excluded} exclusion(s): they will not be indexed again")
-    elif not args.dry_run:
-        print("the source files are not re-indexed unless they change again "
-              "(--and-exclude keeps them out for good)")  # fmt: skip
-    if report.wal_busy:
-        print("note: another process held the database open, so old pages may remain in "
-              "index.db-wal until it is checkpointed; stop the daemon and run this again "
-              "to be sure")  # fmt: skip
-    return 0
+    return cli_store.cmd_forget(args, _parse_date)
 
 
 def cmd_daemon(args: argparse.Namespace) -> int:
@@ -490,10 +445,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_daemon)
 
     if only is None:
-        from backscroll import cli_agents, cli_ops
+        from backscroll import cli_agents, cli_ops, cli_store
 
         cli_agents.register(sub)
         cli_ops.register(sub)
+        cli_store.register(sub)
     return parser
 
 
