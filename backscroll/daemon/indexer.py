@@ -452,6 +452,8 @@ class Indexer:
 
     def _failed(self, item: Item, exc: BaseException, summary: Summary) -> None:
         message = f"{type(exc).__name__}: {exc}"
+        if self.redactor is not None:  # an error may quote what it failed on
+            message = self.redactor.redact(message)
         summary.errors += 1
         summary.last_error = f"{item.path}: {message}"
         log.warning("cannot read transcript", extra={"event": "read_error",

@@ -9,6 +9,7 @@ forget deletes, merges the FTS index (``optimize``), vacuums with
 from __future__ import annotations
 
 import dataclasses
+import json
 import sqlite3
 import time
 from dataclasses import dataclass, field
@@ -99,6 +100,7 @@ def forget(writer: IndexWriter, sel: Selection, *, exclude: bool = False) -> For
             f" WHERE {where}",
             args,
         ).fetchall()
+        copies = _Copies.collect(writer, where, args)
         report.turns = writer.conn.execute(
             f"DELETE FROM turns WHERE id IN (SELECT t.id FROM turns t"
             f" JOIN sessions s ON s.id = t.session WHERE {where})",
@@ -115,6 +117,7 @@ def forget(writer: IndexWriter, sel: Selection, *, exclude: bool = False) -> For
             " AND NOT EXISTS (SELECT 1 FROM turns WHERE turns.file = files.id)",
             [(f[0],) for f in files if f[0] is not None],
         )
+        copies.remove(writer)
         if exclude:
             report.excluded = _exclude(writer, sel, ids)
         _mark_scrub_pending(writer)
@@ -125,6 +128,93 @@ def forget(writer: IndexWriter, sel: Selection, *, exclude: bool = False) -> For
         return report
     report.scrubbed = not report.wal_busy
     return report
+
+
+@dataclass
+class _Copies:
+    """Text of forgotten turns copied where it outlives them: a surviving
+    session's title (its first prompt) and a surviving file's saved memo (a title
+    candidate, the first prompt). ``forget --before`` leaves sessions behind."""
+
+    texts: dict[str, list[str]] = field(default_factory=dict)  # "s<id>" / "f<id>"
+
+    @classmethod
+    def collect(cls, writer: IndexWriter, where: str, args: list[Any]) -> _Copies:
+        conn = writer.conn
+        picked = f"SELECT t.id FROM turns t JOIN sessions s ON s.id = t.session WHERE {where}"
+        survivors = {
+            f"{kind}{r[0]}"
+            for kind, col in (("s", "session"), ("f", "file"))
+            for r in conn.execute(
+                f"SELECT DISTINCT t.{col} FROM turns t JOIN sessions s ON s.id = t.session"
+                f" WHERE {where} AND t.{col} IS NOT NULL AND EXISTS (SELECT 1 FROM turns u"
+                f" WHERE u.{col} = t.{col} AND u.id NOT IN ({picked}))",
+                args + args,
+            )
+        }
+        out = cls()
+        if not survivors:
+            return out
+        cur = conn.execute(
+            f"SELECT t.session, t.file, t.text FROM turns t JOIN sessions s ON s.id = t.session"
+            f" WHERE {where}",
+            args,
+        )
+        for session, file, text in cur:
+            for key in (f"s{session}", f"f{file}"):
+                if key in survivors:
+                    out.texts.setdefault(key, []).append(str(text))
+        return out
+
+    def remove(self, writer: IndexWriter) -> None:
+        conn = writer.conn
+        for key, texts in self.texts.items():
+            rowid = int(key[1:])
+            if key[0] == "s":
+                row = conn.execute("SELECT title FROM sessions WHERE id = ?", (rowid,)).fetchone()
+                if row and row[0] and _copied(str(row[0]), texts):
+                    conn.execute("UPDATE sessions SET title = NULL WHERE id = ?", (rowid,))
+                continue
+            row = conn.execute("SELECT state FROM files WHERE id = ?", (rowid,)).fetchone()
+            keep = {
+                str(v)
+                for r in conn.execute(
+                    "SELECT DISTINCT s.session_id, s.project FROM turns t"
+                    " JOIN sessions s ON s.id = t.session WHERE t.file = ?",
+                    (rowid,),
+                )
+                for v in r
+                if v
+            }
+            try:
+                state = json.loads(row[0]) if row else None
+            except ValueError:
+                state = None
+            if state is None:
+                continue
+            cleaned = _without_copies(state, texts, keep)
+            if cleaned != state:
+                conn.execute(
+                    "UPDATE files SET state = ? WHERE id = ?",
+                    (json.dumps(cleaned, separators=(",", ":")), rowid),
+                )
+
+
+def _copied(value: str, texts: list[str]) -> bool:
+    """Whether ``value`` (a title: a first line, perhaps cut with "…") is a copy
+    of some forgotten text."""
+    core = value.rstrip("…").strip()
+    return len(core) >= 8 and any(core in t for t in texts)
+
+
+def _without_copies(state: Any, texts: list[str], keep: set[str]) -> Any:
+    if isinstance(state, str):
+        return None if state not in keep and _copied(state, texts) else state
+    if isinstance(state, dict):
+        return {k: _without_copies(v, texts, keep) for k, v in state.items()}
+    if isinstance(state, list):
+        return [_without_copies(v, texts, keep) for v in state]
+    return state
 
 
 _PENDING = "scrub_pending"
