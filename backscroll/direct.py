@@ -37,9 +37,23 @@ def index(
     try:
         indexer = make_indexer(config, writer)
         summary = indexer.reconcile(progress)
+        retry_scrub(writer)
         return summary, run_sync(writer.conn, totals())
     finally:
         writer.close()
+
+
+def retry_scrub(writer: IndexWriter) -> None:
+    """Finish the scrub of a forget that could not (disk full); say so if it still cannot."""
+    from backscroll.store import forget
+
+    error = forget.retry_scrub(writer)
+    if error is not None:
+        log.warning(
+            "forgotten text may remain in the index's free pages: the scrub failed again; "
+            "free some disk space",
+            extra={"event": "scrub_failed", "error": error},
+        )
 
 
 def refresh(config: Config) -> None:

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -147,4 +149,56 @@ def test_forget_deletes_the_half_built_index_a_killed_rebuild_left(
     assert done.returncode == 0, done.stderr
     assert not built.exists()
     for name, data in data_bytes(tmp_path / "data").items():
+        assert WORD.encode() not in data, f"forgotten prompt still in {name}"
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A real 4 MB file system (tmpfs), so the disk can really be full."""
+    mount = tmp_path / "small"
+    mount.mkdir()
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)],
+                          capture_output=True, check=False)  # fmt: skip
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", str(mount)], check=False)
+
+
+def pending(db: Path) -> bool:
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return bool(conn.execute("SELECT 1 FROM meta WHERE key = 'scrub_pending'").fetchone())
+    finally:
+        conn.close()
+
+
+def test_a_scrub_that_fails_on_a_full_disk_says_so_and_the_next_index_finishes_it(
+    tmp_path: Path, isolated_home: Path, small_disk: Path
+) -> None:
+    write_session(isolated_home, 500, [("user", f"the {WORD} notes", "2026-03-01T10:00:00Z")])
+    populate(isolated_home, copies=3)
+    env = {"BACKSCROLL_HOME": str(small_disk / "data")}
+    assert run_cli(tmp_path, "index", env=env).returncode == 0
+    db = small_disk / "data" / "index.db"
+    free = os.statvfs(small_disk)
+    filler = small_disk / "filler"
+    # Room for the delete, not for VACUUM's copy of the whole index.
+    filler.write_bytes(b"\0" * (free.f_bavail * free.f_frsize - 160 * 1024))
+    done = run_cli(tmp_path, "forget", "--session", session_uuid(500), "--json", env=env)
+    assert done.returncode == 1
+    report = json.loads(done.stdout)
+    assert report["turns"] == 1 and report["scrubbed"] is False
+    assert "full" in report["scrub_error"]
+    assert pending(db)
+    text = run_cli(tmp_path, "forget", "--host", "codex", env=env)
+    assert "could not be scrubbed" in text.stderr and "free some space" in text.stderr
+    filler.unlink()
+    assert run_cli(tmp_path, "index", env=env).returncode == 0
+    assert not pending(db)
+    for name, data in data_bytes(small_disk / "data").items():
         assert WORD.encode() not in data, f"forgotten prompt still in {name}"

@@ -146,8 +146,11 @@ class Worker(threading.Thread):
             self._index_paths(list(walk_files(arg)))
             return None
         if kind == "maintenance":
+            from backscroll.direct import retry_scrub
+
             self.indexer.writer.optimize()
             self.indexer.writer.checkpoint()
+            retry_scrub(self.indexer.writer)  # a forget's scrub that failed (disk full)
             return None
         if kind == "swap":
             self.indexer = arg(self.indexer)
