@@ -246,6 +246,7 @@ class Indexer:
         if (
             row is not None
             and not forced
+            and not row.unreadable  # made readable (chmod) changes no size or mtime
             and (row.size, row.mtime_ns, row.inode) == (st.size, st.mtime_ns, st.inode)
             and row.reader_version == version
         ):
@@ -456,15 +457,20 @@ class Indexer:
             message = self.redactor.redact(message)
         summary.errors += 1
         summary.last_error = f"{item.path}: {message}"
-        log.warning("cannot read transcript", extra={"event": "read_error",
-                    "path": str(item.path), "host": item.spec.host, "error": message})  # fmt: skip
+        row = self.writer.file_row(str(item.path))
+        # Tried again at every rescan: say so once, not every ten minutes.
+        again = row is not None and row.error == message
+        log.log(logging.DEBUG if again else logging.WARNING, "cannot read transcript",
+                extra={"event": "read_error", "path": str(item.path), "host": item.spec.host,
+                       "error": message})  # fmt: skip
         try:
             stat: FileStat | None = file_stat(item.path, item.spec.reader.kind)
         except OSError:
             stat = None
         self.writer.record_error(
-            str(item.path), item.spec.host, message, stat, item.spec.reader.version
-        )
+            str(item.path), item.spec.host, message, stat, item.spec.reader.version,
+            unreadable=isinstance(exc, OSError),
+        )  # fmt: skip
 
     # ------------------------------------------------------------------ passes
 

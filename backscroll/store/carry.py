@@ -29,6 +29,7 @@ Redact = Callable[[str], str]
 _FILE_COLUMNS = (
     "path", "host", "size", "mtime_ns", "inode", "head_len", "head_hash", "position",
     "state", "reader_version", "indexed_at", "problems", "error", "missing", "tail_hash",
+    "unreadable",
 )  # fmt: skip
 
 

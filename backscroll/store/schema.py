@@ -17,7 +17,7 @@ from pathlib import Path
 from backscroll.errors import DatabaseError
 
 #: Newest schema this code knows. A database newer than this is refused.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 BUSY_TIMEOUT_MS = 5000
 _FTS5: bool | None = None
 
@@ -144,12 +144,19 @@ def _m4_tail_hash(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE files ADD COLUMN tail_hash TEXT NOT NULL DEFAULT ''")
 
 
+def _m5_unreadable(conn: sqlite3.Connection) -> None:
+    """A file that could not be opened (permissions, I/O): tried again at every
+    rescan, since making it readable (chmod) changes neither its size nor mtime."""
+    conn.execute("ALTER TABLE files ADD COLUMN unreadable INTEGER NOT NULL DEFAULT 0")
+
+
 #: Numbered migrations, applied in order; ``PRAGMA user_version`` records the last.
 MIGRATIONS: tuple[tuple[int, Migration], ...] = (
     (1, _m1_base),
     (2, _m2_fts),
     (3, _m3_exclusions),
     (4, _m4_tail_hash),
+    (5, _m5_unreadable),
 )
 
 _TRANSIENT = ("database is locked", "disk i/o error", "database schema is locked", "busy")

@@ -52,6 +52,8 @@ class FileRow:
     missing: bool
     error: str | None
     tail_hash: str = ""
+    #: The last try could not open the file (permissions, I/O): try again.
+    unreadable: bool = False
 
     @property
     def fingerprint(self) -> tuple[int, int, int, int]:
@@ -93,7 +95,7 @@ class Totals:
 
 _FILE_COLS = (
     "id, path, host, size, mtime_ns, inode, head_len, head_hash, position, state, "
-    "reader_version, missing, error, tail_hash"
+    "reader_version, missing, error, tail_hash, unreadable"
 )
 
 _UPSERT_TURN = """
@@ -133,7 +135,7 @@ RETURNING id
 
 def _row(values: tuple[Any, ...]) -> FileRow:
     (fid, path, host, size, mtime, inode, hlen, hhash, pos, state, rver, missing, err,
-     tail) = values  # fmt: skip
+     tail, unreadable) = values  # fmt: skip
     try:
         parsed = json.loads(state) if state else {}
     except ValueError:
@@ -141,7 +143,7 @@ def _row(values: tuple[Any, ...]) -> FileRow:
     return FileRow(
         int(fid), str(path), str(host), int(size), int(mtime), int(inode), int(hlen),
         str(hhash), int(pos), parsed if isinstance(parsed, dict) else {}, int(rver),
-        bool(missing), err, str(tail or ""),
+        bool(missing), err, str(tail or ""), bool(unreadable),
     )  # fmt: skip
 
 
@@ -271,7 +273,7 @@ class IndexWriter:
         self.conn.execute(
             "UPDATE files SET host = ?, size = ?, mtime_ns = ?, inode = ?, head_len = ?,"
             " head_hash = ?, position = ?, state = ?, reader_version = ?, indexed_at = ?,"
-            " error = ?, tail_hash = ?, missing = 0,"
+            " error = ?, tail_hash = ?, missing = 0, unreadable = 0,"
             " problems = CASE WHEN ? THEN ? ELSE problems + ? END WHERE id = ?",
             (*values, update.fresh, problems, problems, row.id),
         )
@@ -380,25 +382,29 @@ class IndexWriter:
         message: str,
         stat: FileStat | None = None,
         reader_version: int = 0,
+        unreadable: bool = False,
     ) -> None:
         """Note that a file could not be read; its indexed turns stay. With the
-        file's stat, the file is not tried again until it changes."""
+        file's stat, the file is not tried again until it changes, unless it was
+        ``unreadable`` (could not be opened): that is tried at every rescan."""
         with self.transaction():
             if stat is None:
                 self.conn.execute(
-                    "INSERT INTO files (path, host, error) VALUES (?, ?, ?)"
-                    " ON CONFLICT (path) DO UPDATE SET error = excluded.error",
-                    (path, host, message),
+                    "INSERT INTO files (path, host, error, unreadable) VALUES (?, ?, ?, ?)"
+                    " ON CONFLICT (path) DO UPDATE SET error = excluded.error,"
+                    " unreadable = excluded.unreadable",
+                    (path, host, message, unreadable),
                 )
                 return
             self.conn.execute(
-                "INSERT INTO files (path, host, error, size, mtime_ns, inode, reader_version)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)"
+                "INSERT INTO files (path, host, error, size, mtime_ns, inode, reader_version,"
+                " unreadable) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
                 " ON CONFLICT (path) DO UPDATE SET error = excluded.error,"
                 " size = excluded.size, mtime_ns = excluded.mtime_ns, inode = excluded.inode,"
-                " reader_version = excluded.reader_version",
-                (path, host, message, stat.size, stat.mtime_ns, stat.inode, reader_version),
-            )
+                " reader_version = excluded.reader_version, unreadable = excluded.unreadable",
+                (path, host, message, stat.size, stat.mtime_ns, stat.inode, reader_version,
+                 unreadable),
+            )  # fmt: skip
 
     def mark_missing(self, path: str) -> None:
         """The source vanished; its turns are kept (hosts prune old transcripts)."""
