@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sqlite3
 from typing import Any
 
 from backscroll import methods
@@ -77,5 +78,9 @@ def query(config: Config, method: str, params: Any) -> Any:
             return {"schema": 1, "daemon": False, **run_sync(conn, totals())}
         q = methods.build(method, params, fts=schema.has_fts(conn), enabled_hosts=enabled)
         return run_sync(conn, q)
+    except sqlite3.DatabaseError as exc:
+        if schema.is_corrupt(exc):  # said once, remembered: nothing writes into it after
+            raise schema.mark_corrupt(db, str(exc)) from exc
+        raise
     finally:
         conn.close()

@@ -46,6 +46,7 @@ def open_writer(db: Path, *, check: bool = False) -> IndexWriter:
 
 def open_readonly(db: Path) -> sqlite3.Connection:
     """A read-only connection for queries (the daemon uses aiosqlite instead)."""
+    schema.refuse_if_marked(db)
     conn = schema.connect(db, readonly=True)
     schema.check_integrity(conn, db)
     return conn

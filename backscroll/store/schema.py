@@ -307,13 +307,8 @@ def quick_check(conn: sqlite3.Connection, path: Path) -> None:
         raise mark_corrupt(path, f"quick_check: {problems[0]}{more}")
 
 
-def refuse_unusable(
-    path: Path, busy_timeout_ms: int = BUSY_TIMEOUT_MS, *, thorough: bool = False
-) -> None:
-    """Before anything writes to an existing database, make sure it is one this
-    backscroll may use: readable, not corrupt, not from a newer version. Opens it
-    read-only, so a refused file is left byte for byte as it was. ``thorough``
-    also runs ``PRAGMA quick_check`` (it reads every page: at start-up only)."""
+def refuse_if_marked(path: Path) -> None:
+    """Raise the corrupt error if ``path`` was found corrupt before (the marker)."""
     marker = corrupt_marker(path)
     if marker.exists() and path.exists():
         try:
@@ -321,6 +316,16 @@ def refuse_unusable(
         except OSError:
             detail = "found corrupt earlier"
         raise corrupt_error(path, detail.partition(" ")[2] or detail)
+
+
+def refuse_unusable(
+    path: Path, busy_timeout_ms: int = BUSY_TIMEOUT_MS, *, thorough: bool = False
+) -> None:
+    """Before anything writes to an existing database, make sure it is one this
+    backscroll may use: readable, not corrupt, not from a newer version. Opens it
+    read-only, so a refused file is left byte for byte as it was. ``thorough``
+    also runs ``PRAGMA quick_check`` (it reads every page: at start-up only)."""
+    refuse_if_marked(path)
     if not path.exists() or path.stat().st_size == 0:
         return
     try:
