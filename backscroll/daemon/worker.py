@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from backscroll.daemon.indexer import Indexer, Item, Summary
-from backscroll.store.schema import is_corrupt
 from backscroll.readers.base import walk_files
+from backscroll.store.schema import is_corrupt
 
 log = logging.getLogger("backscroll.worker")
 

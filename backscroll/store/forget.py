@@ -251,9 +251,7 @@ def resolve(writer: IndexWriter, sel: Selection, known_hosts: tuple[str, ...]) -
     if sel.host is not None:
         names.check_host(conn, sel.host, known_hosts)
     if sel.session is not None:
-        sel = dataclasses.replace(
-            sel, session=names.resolve_session(conn, sel.session, sel.host)
-        )
+        sel = dataclasses.replace(sel, session=names.resolve_session(conn, sel.session, sel.host))
     if sel.project is not None:
         names.check_project(conn, sel.project.rstrip("/") or "/", sel.host)
     return sel
