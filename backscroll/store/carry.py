@@ -178,8 +178,8 @@ def _carry_session(
     excluded = new.execute(
         "SELECT 1 FROM exclusions WHERE (kind = 'host' AND value = ?)"
         " OR (kind = 'session' AND host = ? AND value = ?)"
-        " OR (kind = 'project' AND value = rtrim(coalesce(?, ''), '/'))",
-        (host, host, sid, project),
+        " OR (kind = 'project' AND host IN ('', ?) AND value = rtrim(coalesce(?, ''), '/'))",
+        (host, host, sid, host, project),
     ).fetchone()
     if excluded:
         return None
