@@ -202,3 +202,27 @@ def test_a_scrub_that_fails_on_a_full_disk_says_so_and_the_next_index_finishes_i
     assert not pending(db)
     for name, data in data_bytes(small_disk / "data").items():
         assert WORD.encode() not in data, f"forgotten prompt still in {name}"
+
+
+def test_titles_and_memos_stored_unredacted_are_redacted_once_redaction_is_on(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    """An index written without redaction of titles and memos (as before this
+    version, or with redaction off) is cleaned, bytes and all, by the next index."""
+    example = plant_examples()["github-token"]
+    secret = planted_secrets()["github-token"]
+    write_session(isolated_home, 500, [("user", example, "2026-03-01T10:00:00Z")])
+    config = tmp_path / "config.yaml"
+    config.write_text("redaction:\n  enabled: false\n", encoding="utf-8")
+    env = {"BACKSCROLL_CONFIG": str(config)}
+    assert run_cli(tmp_path, "index", env=env).returncode == 0
+    db = tmp_path / "data" / "index.db"
+    conn = sqlite3.connect(db)
+    conn.execute("DELETE FROM turns")  # only the title and the memo hold it now
+    conn.commit()
+    conn.close()
+    assert any(secret.encode() in d for d in data_bytes(tmp_path / "data").values())
+    config.write_text("redaction:\n  enabled: true\n", encoding="utf-8")
+    assert run_cli(tmp_path, "index", env=env).returncode == 0
+    for name, data in data_bytes(tmp_path / "data").items():
+        assert secret.encode() not in data, f"secret still in {name}"

@@ -21,11 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from backscroll.config import Config
-from backscroll.daemon.clean import Redactor, clean, scrub
+from backscroll.daemon.clean import Redactor, clean, redact_state, scrub
 from backscroll.errors import SourceBusy
 from backscroll.model import Cursor, ReaderOptions, ReadResult
 from backscroll.readers import READERS
 from backscroll.readers.base import HostEnv, Reader
+from backscroll.store import reredact
 from backscroll.store.writer import FileRow, FileStat, IndexWriter, Update
 
 log = logging.getLogger("backscroll.indexer")
@@ -476,6 +477,7 @@ class Indexer:
 
     def reconcile(self, progress: Progress | None = None) -> Summary:
         """Scan every root and index what changed; note files that vanished."""
+        self._redact_stored_once()
         items = list(self.scan())
         found = {str(i.path) for i in items}
         self.outside_dirs = {
@@ -490,6 +492,17 @@ class Indexer:
             if gone and row.host in by_host:
                 self._vanished(Item(by_host[row.host], Path(path)), row, summary)
         return summary
+
+
+    def _redact_stored_once(self) -> None:
+        """An index written before titles, memos and notes were redacted is
+        redacted (and scrubbed) once, when redaction is on."""
+        redactor = self.redactor
+        if redactor is None or not reredact.needed(self.writer):
+            return
+        n = reredact.run(self.writer, redactor.redact, lambda s: redact_state(s, redactor))
+        if n:
+            _log(logging.INFO, "redacted stored titles and memos", event="reredacted", rows=n)
 
 
 def _undecodable(path: Path) -> bool:
