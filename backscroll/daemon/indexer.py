@@ -493,7 +493,6 @@ class Indexer:
                 self._vanished(Item(by_host[row.host], Path(path)), row, summary)
         return summary
 
-
     def _redact_stored_once(self) -> None:
         """An index written before titles, memos and notes were redacted is
         redacted (and scrubbed) once, when redaction is on."""
