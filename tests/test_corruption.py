@@ -79,7 +79,13 @@ def test_a_corrupt_page_past_the_header_is_refused_at_start_and_left_as_it_was(
     assert rebuilt.returncode == 0, rebuilt.stderr
     assert digest(db.with_name("index.db.old")) == before
     assert not db.with_name("index.db.corrupt").exists()
+    assert db.with_name("index.db.old.corrupt").exists()
     assert dump_turns(db) == fresh_index(tmp_path, tmp_path / "fresh")
+    # forget does not write into the corrupt copy either: it names it.
+    done = run_cli(tmp_path, "forget", "--session", session_uuid(1), "--json")
+    assert done.returncode == 1
+    assert str(db.with_name("index.db.old")) in done.stdout
+    assert digest(db.with_name("index.db.old")) == before
 
 
 def test_corruption_found_while_serving_stops_the_daemon_serving_and_writing(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -18,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from backscroll.redact import plant_examples, planted_secrets
-from tests.daemon.harness import daemon_env, populate, run_cli, session_uuid
+from tests.daemon.harness import daemon_env, populate, run_cli, session_uuid, start_daemon
 
 WORD = "xylophonequokka"
 
@@ -226,3 +227,16 @@ def test_titles_and_memos_stored_unredacted_are_redacted_once_redaction_is_on(
     assert run_cli(tmp_path, "index", env=env).returncode == 0
     for name, data in data_bytes(tmp_path / "data").items():
         assert secret.encode() not in data, f"secret still in {name}"
+
+
+def test_the_daemon_deletes_a_killed_rebuilds_half_built_index_at_start(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    write_session(isolated_home, 500, [("user", f"the {WORD} notes", "2026-03-01T10:00:00Z")])
+    assert run_cli(tmp_path, "index").returncode == 0
+    db = tmp_path / "data" / "index.db"
+    built = db.with_name("index.db.rebuild")
+    shutil.copyfile(db, built)  # what a rebuild killed after its first commits leaves
+    with start_daemon(tmp_path) as d:
+        assert not built.exists()
+        assert d.stop() == 0

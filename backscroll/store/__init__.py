@@ -86,6 +86,9 @@ def replace_index(built: Path, db: Path) -> Path | None:
             pass  # kept as it is, -wal and all
         kept = db.with_name(db.name + ".old")
         remove_index(kept)
+        schema.clear_corrupt(kept)
+        if schema.corrupt_marker(db).exists():  # the kept copy stays known as corrupt
+            os.replace(schema.corrupt_marker(db), schema.corrupt_marker(kept))
         os.link(db, kept)
         for suffix in ("-wal", "-shm"):
             side = Path(f"{db}{suffix}")

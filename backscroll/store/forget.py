@@ -308,13 +308,15 @@ def other_copies(db: Path, sel: Selection) -> list[Path]:
     old = db.with_name(db.name + ".old")
     if old.exists():
         try:
-            writer = open_writer(old)
+            writer = open_writer(old, check=True)
         except (BackscrollError, sqlite3.Error):
             return [*left, old]
         try:
             report = forget(writer, sel)
             if report.scrub_error:
                 left.append(old)
+        except (BackscrollError, sqlite3.Error):
+            left.append(old)
         finally:
             writer.close()
     return left
