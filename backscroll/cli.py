@@ -60,11 +60,12 @@ def cmd_index(args: argparse.Namespace) -> int:
     cfg = _config(args)
     setup_logging(cfg.effective_log_level() if args.verbose else "warning")
     progress = _Progress() if sys.stderr.isatty() and not args.json else None
-    kept = None
+    rebuilt = None
     if args.rebuild:
-        summary, totals, kept = rebuild(cfg, progress)
+        rebuilt = rebuild(cfg, progress)
+        summary, totals = rebuilt.summary, rebuilt.totals
     else:
-        summary, totals = direct.index(cfg, progress)
+        summary, totals = direct.index(cfg, progress, check=True)
     if progress:
         progress.done()
     data = {
@@ -80,14 +81,15 @@ def cmd_index(args: argparse.Namespace) -> int:
         "database": str(cfg.db_path()),
         **totals,
     }
-    if args.rebuild:
+    if rebuilt is not None:
         data["rebuilt"] = True
-        data["kept_old"] = str(kept) if kept else None
+        data["kept_old"] = str(rebuilt.kept) if rebuilt.kept else None
+        data["carried"] = rebuilt.carried.__dict__
     if args.json:
         _emit(data)
         return 0
-    if kept:
-        print(f"rebuilt the index; the unusable old one is kept as {kept}")
+    if rebuilt is not None:
+        render_rebuilt(rebuilt)
     print(
         f"indexed {summary.files_changed} changed of {summary.files_seen} files, "
         f"{summary.turns_added} turns added, in {summary.seconds:.2f} s"
@@ -105,51 +107,23 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 def rebuild(
     cfg: Any, progress: Any = None, fault: Callable[[str, Path], None] | None = None
-) -> tuple[Any, dict[str, Any], Path | None]:
-    """``index --rebuild``: index everything into ``index.db.rebuild`` beside the old
-    index, then swap it in with one atomic rename. A crash before the swap leaves
-    the old index serving. Refused while a daemon holds the data directory."""
-    import fcntl
+) -> Any:
+    """``index --rebuild`` (see backscroll.rebuild): a new index beside the old one,
+    swapped in whole, kept history and exclusions carried, the old kept as .old."""
+    from backscroll.rebuild import rebuild as run
 
-    from backscroll import direct
-    from backscroll.store import (
-        carry_exclusions,
-        ensure_private_dir,
-        open_writer,
-        remove_index,
-        replace_index,
-    )
-    from backscroll.store.queries import run_sync, totals
+    return run(cfg, progress, fault)
 
-    db = cfg.db_path()
-    if db.is_dir():
-        raise BackscrollError(f"{db} is a directory, not an index; move it aside and run again")
-    ensure_private_dir(db.parent)
-    built = db.with_name(db.name + ".rebuild")
-    fd = os.open(db.parent / "daemon.lock", os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise BackscrollError(
-                f"a backscroll daemon serves {db}; stop it first (`systemctl --user stop "
-                "backscroll`), then run `backscroll index --rebuild` again"
-            ) from None
-        remove_index(built)  # what a crashed rebuild left
-        writer = open_writer(built)
-        try:
-            carry_exclusions(db, writer)
-            indexer = direct.make_indexer(cfg, writer)
-            indexer.fault = fault
-            summary = indexer.reconcile(progress)
-            counts = run_sync(writer.conn, totals())
-            writer.checkpoint()
-        finally:
-            writer.close()
-        kept = replace_index(built, db)
-    finally:
-        os.close(fd)
-    return summary, counts, kept
+
+def render_rebuilt(rebuilt: Any) -> None:
+    c = rebuilt.carried
+    print(f"rebuilt the index; carried over {c.exclusions} exclusion(s) and {c.turns} kept "
+          f"turn(s) in {c.sessions} session(s) whose transcripts were not read again")  # fmt: skip
+    if rebuilt.kept:
+        print(f"the old index is kept as {rebuilt.kept}")
+    for problem in c.problems:
+        print(f"warning: {problem}; what it held was not carried over (the old index is "
+              "kept as it was)", file=sys.stderr)  # fmt: skip
 
 
 class _Progress:
@@ -260,54 +234,9 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_forget(args: argparse.Namespace) -> int:
-    from backscroll.store import forget, open_writer
+    from backscroll import cli_store
 
-    cfg = _config(args)
-    project = os.getcwd() if args.here else args.project
-    sel = forget.Selection(
-        session=args.session,
-        project=os.path.abspath(os.path.expanduser(project)) if project else None,
-        host=args.host,
-        before=_parse_date(args.before) if args.before else None,
-    )
-    if sel.empty():
-        raise BackscrollError(
-            "say what to forget: --session ID, --project PATH, --here, --host NAME or --before DATE"
-        )
-    db = cfg.db_path()
-    if not db.exists():
-        raise BackscrollError(f"there is no index at {db} yet; nothing to forget")
-    writer = open_writer(db)
-    try:
-        if args.dry_run:
-            report = forget.count(writer, sel)
-        else:
-            report = forget.forget(writer, sel, exclude=args.and_exclude)
-    finally:
-        writer.close()
-    data = {
-        "schema": 1,
-        "dry_run": args.dry_run,
-        "sessions": report.sessions,
-        "turns": report.turns,
-        "excluded": report.excluded,
-        "scrubbed": report.scrubbed,
-    }
-    if args.json:
-        _emit(data)
-        return 0
-    verb = "would forget" if args.dry_run else "forgot"
-    print(f"{verb} {report.turns} turns in {report.sessions} sessions")
-    if report.excluded:
-        print(f"added {report.excluded} exclusion(s): they will not be indexed again")
-    elif not args.dry_run:
-        print("the source files are not re-indexed unless they change again "
-              "(--and-exclude keeps them out for good)")  # fmt: skip
-    if report.wal_busy:
-        print("note: another process held the database open, so old pages may remain in "
-              "index.db-wal until it is checkpointed; stop the daemon and run this again "
-              "to be sure")  # fmt: skip
-    return 0
+    return cli_store.cmd_forget(args, _parse_date)
 
 
 def cmd_daemon(args: argparse.Namespace) -> int:
@@ -516,10 +445,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_daemon)
 
     if only is None:
-        from backscroll import cli_agents, cli_ops
+        from backscroll import cli_agents, cli_ops, cli_store
 
         cli_agents.register(sub)
         cli_ops.register(sub)
+        cli_store.register(sub)
     return parser
 
 

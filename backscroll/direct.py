@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sqlite3
 from typing import Any
 
 from backscroll import methods
@@ -28,15 +29,32 @@ def make_indexer(config: Config, writer: IndexWriter) -> Indexer:
     return Indexer(writer, build_hosts(config), config, make_redactor(config))
 
 
-def index(config: Config, progress: Progress | None = None) -> tuple[Summary, dict[str, Any]]:
-    """Index every enabled host's roots incrementally; returns the summary and totals."""
-    writer = open_writer(config.db_path())
+def index(
+    config: Config, progress: Progress | None = None, *, check: bool = False
+) -> tuple[Summary, dict[str, Any]]:
+    """Index every enabled host's roots incrementally; returns the summary and totals.
+    ``check`` runs ``PRAGMA quick_check`` on the index first (``backscroll index``)."""
+    writer = open_writer(config.db_path(), check=check)
     try:
         indexer = make_indexer(config, writer)
         summary = indexer.reconcile(progress)
+        retry_scrub(writer)
         return summary, run_sync(writer.conn, totals())
     finally:
         writer.close()
+
+
+def retry_scrub(writer: IndexWriter) -> None:
+    """Finish the scrub of a forget that could not (disk full); say so if it still cannot."""
+    from backscroll.store import forget
+
+    error = forget.retry_scrub(writer)
+    if error is not None:
+        log.warning(
+            "forgotten text may remain in the index's free pages: the scrub failed again; "
+            "free some disk space",
+            extra={"event": "scrub_failed", "error": error},
+        )
 
 
 def refresh(config: Config) -> None:
@@ -60,5 +78,9 @@ def query(config: Config, method: str, params: Any) -> Any:
             return {"schema": 1, "daemon": False, **run_sync(conn, totals())}
         q = methods.build(method, params, fts=schema.has_fts(conn), enabled_hosts=enabled)
         return run_sync(conn, q)
+    except sqlite3.DatabaseError as exc:
+        if schema.is_corrupt(exc):  # said once, remembered: nothing writes into it after
+            raise schema.mark_corrupt(db, str(exc)) from exc
+        raise
     finally:
         conn.close()

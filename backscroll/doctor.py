@@ -69,7 +69,8 @@ def _sqlite() -> list[Finding]:
                 "warn",
                 "FTS5 turned off by BACKSCROLL_NO_FTS=1: searches match words with LIKE, "
                 'unranked (results say "ranked": false)',
-                "unset BACKSCROLL_NO_FTS, move index.db aside and run `backscroll index`",
+                "unset BACKSCROLL_NO_FTS, stop the daemon and run `backscroll index --rebuild` (it "
+                "keeps exclusions and the turns of deleted transcripts)",
             )
         )
     elif not fts5_available():
@@ -79,7 +80,7 @@ def _sqlite() -> list[Finding]:
                 "warn",
                 "this Python's SQLite has no FTS5: searches match words with LIKE, unranked",
                 "use a Python whose SQLite has FTS5 (python.org, Homebrew and most "
-                "distribution builds do), then rebuild the index",
+                "distribution builds do), then run `backscroll index --rebuild`",
             )
         )
     else:
@@ -227,7 +228,8 @@ def _index_fts(db: Path) -> Finding:
             "index fts",
             "warn",
             "the index was built without FTS5, so searches are unranked",
-            f"stop the daemon, move {db} aside and run `backscroll index` to rebuild it",
+            "stop the daemon and run `backscroll index --rebuild`: it keeps exclusions and the "
+            f"turns of deleted transcripts, and keeps the old index as {db.name}.old",
         )
     return Finding("index fts", "warn", "the index has no full-text table: searches are unranked")
 

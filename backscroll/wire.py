@@ -25,6 +25,8 @@ INTERNAL_ERROR = -32603
 VERSION_MISMATCH = -32000
 REQUEST_TOO_LARGE = -32001
 TIMEOUT = -32002
+#: The index is corrupt: the daemon neither serves nor writes it until a rebuild.
+INDEX_CORRUPT = -32003
 
 
 class ProtocolError(Exception):

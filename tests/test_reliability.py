@@ -416,9 +416,9 @@ def test_a_crash_mid_rebuild_leaves_the_old_index_serving(
         with pytest.raises(Crash):
             cli.rebuild(config_for(data), fault=crash_at(k))
         assert dump_turns(data / "index.db") == old, f"crash at {k} touched the old index"
-    summary, _totals, kept = cli.rebuild(config_for(data))
-    assert kept is None
-    assert summary.files_changed == len(corpus)
+    rebuilt = cli.rebuild(config_for(data))
+    assert rebuilt.kept == data / "index.db.old"
+    assert rebuilt.summary.files_changed == len(corpus)
     assert dump_turns(data / "index.db") == fresh(tmp_path)
     assert not (data / "index.db.rebuild").exists()
 

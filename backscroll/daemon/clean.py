@@ -1,13 +1,19 @@
 """What happens to a read before it is stored: secrets redacted, excluded
 projects dropped, and lone surrogates (valid JSON escapes that SQLite cannot
-encode as UTF-8) replaced, so one such prompt cannot fail a whole batch."""
+encode as UTF-8) replaced, so one such prompt cannot fail a whole batch.
+
+Redaction covers every piece of prose that is stored: a turn's text and note,
+a session's title and resume command, and every string in the reader's saved
+memo (``files.state``: a title candidate, the first prompt). Ids, keys, paths
+and project directories are stored as they are: they are how a turn is found
+again."""
 
 from __future__ import annotations
 
 import dataclasses
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Protocol, TypeVar
 
 from backscroll.model import ReadResult, Session, Turn
@@ -39,22 +45,44 @@ def clean(
         t = _scrubbed(t, "session_id", "key", "text", "note")
         if redactor is None:
             return t
-        text = redactor.redact(t.text)
-        return t if text is t.text else dataclasses.replace(t, text=text)
+        return _redacted(t, redactor, "text", "note")
 
     def session(s: Session) -> Session:
         s = _scrubbed(s, "session_id", "project", "title", "resume_command", "parent_session_id")
-        if redactor and s.title:
-            return dataclasses.replace(s, title=redactor.redact(s.title))
-        return s
+        if redactor is None:
+            return s
+        return _redacted(s, redactor, "title", "resume_command")
 
     return dataclasses.replace(
         result,
+        state=redact_state(result.state, redactor) if redactor else result.state,
         turns=tuple(turn(t) for t in result.turns if t.session_id not in drop),
         sessions=tuple(session(s) for s in result.sessions if s.session_id not in drop),
         replaced_sessions=frozenset(map(scrub, result.replaced_sessions)),
         removed_sessions=frozenset(map(scrub, result.removed_sessions)),
     )
+
+
+def _redacted(obj: _T, redactor: Redactor, *names: str) -> _T:
+    changes: dict[str, Any] = {}
+    for name in names:
+        value = getattr(obj, name)
+        if isinstance(value, str) and value:
+            new = redactor.redact(value)
+            if new != value:
+                changes[name] = new
+    return dataclasses.replace(obj, **changes) if changes else obj
+
+
+def redact_state(state: Any, redactor: Redactor) -> Any:
+    """Every string value in a reader's saved memo, redacted (keys are ids)."""
+    if isinstance(state, str):
+        return redactor.redact(state) if state else state
+    if isinstance(state, Mapping):
+        return {k: redact_state(v, redactor) for k, v in state.items()}
+    if isinstance(state, list | tuple):
+        return [redact_state(v, redactor) for v in state]
+    return state
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

@@ -4,7 +4,9 @@ connections, so they never wait on the writer."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
+import sqlite3
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -18,7 +20,10 @@ from backscroll.daemon.indexer import Summary
 from backscroll.daemon.watcher import Watcher
 from backscroll.daemon.worker import Worker
 from backscroll.protocol import ProtocolError
-from backscroll.store import fts_enabled, open_async_readonly, queries, run_async
+from backscroll.store import fts_enabled, open_async_readonly, queries, run_async, schema
+from backscroll.wire import INDEX_CORRUPT
+
+log = logging.getLogger("backscroll.daemon")
 
 
 class ReadPool:
@@ -137,4 +142,15 @@ async def dispatch(ctx: DaemonContext, method: str, params: Any) -> Any:
         raise ProtocolError(
             protocol.METHOD_NOT_FOUND, f"unknown method {method!r}; known methods: {known}"
         )
-    return await handler(ctx, params)
+    writer = ctx.worker.indexer.writer
+    if writer.corrupt is not None and method != "hello":
+        raise ProtocolError(INDEX_CORRUPT, str(writer.corrupt))
+    try:
+        return await handler(ctx, params)
+    except sqlite3.DatabaseError as exc:
+        if not schema.is_corrupt(exc):
+            raise
+        # Neither served nor written from now on (the writer checks the same flag).
+        error = writer.note_corrupt(exc)
+        log.error("the index is corrupt", extra={"event": "index_corrupt", "error": str(exc)})
+        raise ProtocolError(INDEX_CORRUPT, str(error)) from exc

@@ -21,11 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from backscroll.config import Config
-from backscroll.daemon.clean import Redactor, clean, scrub
+from backscroll.daemon.clean import Redactor, clean, redact_state, scrub
 from backscroll.errors import SourceBusy
 from backscroll.model import Cursor, ReaderOptions, ReadResult
 from backscroll.readers import READERS
 from backscroll.readers.base import HostEnv, Reader, is_settled
+from backscroll.store import reredact
 from backscroll.store.writer import FileRow, FileStat, IndexWriter, Update
 
 log = logging.getLogger("backscroll.indexer")
@@ -249,6 +250,7 @@ class Indexer:
         if (
             row is not None
             and not forced
+            and not row.unreadable  # made readable (chmod) changes no size or mtime
             and (row.size, row.mtime_ns, row.inode) == (st.size, st.mtime_ns, st.inode)
             and row.reader_version == version
             and not (kind == "append" and row.position < st.size and is_settled(item.path))
@@ -464,22 +466,30 @@ class Indexer:
 
     def _failed(self, item: Item, exc: BaseException, summary: Summary) -> None:
         message = f"{type(exc).__name__}: {exc}"
+        if self.redactor is not None:  # an error may quote what it failed on
+            message = self.redactor.redact(message)
         summary.errors += 1
         summary.last_error = f"{item.path}: {message}"
-        log.warning("cannot read transcript", extra={"event": "read_error",
-                    "path": str(item.path), "host": item.spec.host, "error": message})  # fmt: skip
+        row = self.writer.file_row(str(item.path))
+        # Tried again at every rescan: say so once, not every ten minutes.
+        again = row is not None and row.error == message
+        log.log(logging.DEBUG if again else logging.WARNING, "cannot read transcript",
+                extra={"event": "read_error", "path": str(item.path), "host": item.spec.host,
+                       "error": message})  # fmt: skip
         try:
             stat: FileStat | None = file_stat(item.path, item.spec.reader.kind)
         except OSError:
             stat = None
         self.writer.record_error(
-            str(item.path), item.spec.host, message, stat, item.spec.reader.version
-        )
+            str(item.path), item.spec.host, message, stat, item.spec.reader.version,
+            unreadable=isinstance(exc, OSError),
+        )  # fmt: skip
 
     # ------------------------------------------------------------------ passes
 
     def reconcile(self, progress: Progress | None = None) -> Summary:
         """Scan every root and index what changed; note files that vanished."""
+        self._redact_stored_once()
         items = list(self.scan())
         summary = self.index_items(items, progress)
         # This pass may have named projects for the first time (a first index):
@@ -500,6 +510,16 @@ class Indexer:
             if gone and row.host in by_host:
                 self._vanished(Item(by_host[row.host], Path(path)), row, summary)
         return summary
+
+    def _redact_stored_once(self) -> None:
+        """An index written before titles, memos and notes were redacted is
+        redacted (and scrubbed) once, when redaction is on."""
+        redactor = self.redactor
+        if redactor is None or not reredact.needed(self.writer):
+            return
+        n = reredact.run(self.writer, redactor.redact, lambda s: redact_state(s, redactor))
+        if n:
+            _log(logging.INFO, "redacted stored titles and memos", event="reredacted", rows=n)
 
 
 def _undecodable(path: Path) -> bool:

@@ -35,7 +35,7 @@ from backscroll.daemon.worker import Worker
 from backscroll.errors import BackscrollError
 from backscroll.paths import SUN_PATH_MAX
 from backscroll.readers.base import SETTLE_SECONDS
-from backscroll.store import ensure_private_dir, open_writer, private_files
+from backscroll.store import ensure_private_dir, open_writer, private_files, remove_index
 
 log = logging.getLogger("backscroll.daemon")
 
@@ -155,7 +155,9 @@ class Daemon:
                 f"({SUN_PATH_MAX} bytes at most); set BACKSCROLL_SOCKET to a shorter path"
             )
         self.lock.acquire(self.socket_path)
-        writer = open_writer(self.db)
+        # Holding the lock, no rebuild runs: a half-built copy is what a killed one left.
+        remove_index(self.db.with_name(self.db.name + ".rebuild"))
+        writer = open_writer(self.db, check=True)
         from backscroll.direct import make_redactor
 
         indexer = Indexer(writer, build_hosts(self.config), self.config,

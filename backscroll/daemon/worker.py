@@ -18,6 +18,7 @@ from typing import Any
 
 from backscroll.daemon.indexer import Indexer, Item, Summary
 from backscroll.readers.base import walk_files
+from backscroll.store.schema import is_corrupt
 
 log = logging.getLogger("backscroll.worker")
 
@@ -55,6 +56,7 @@ class Worker(threading.Thread):
         self._jobs: list[Job] = []
         self._stopping = False
         self.stop_requested = False
+        self._told_corrupt = False
 
     # ------------------------------------------------------------------ submitting
 
@@ -108,6 +110,11 @@ class Worker(threading.Thread):
             self._close()
 
     def _run(self, job: Job | None, paths: list[Path]) -> None:
+        corrupt = self.indexer.writer.corrupt
+        if corrupt is not None:  # nothing more is written into a corrupt index
+            if job is not None and job[2] is not None:
+                job[2].set_exception(corrupt)
+            return
         self.state.busy_since = time.monotonic()
         try:
             if job is None:
@@ -117,6 +124,7 @@ class Worker(threading.Thread):
                 try:
                     value = self._control(kind, arg)
                 except BaseException as exc:
+                    exc = self._corrupt(exc)
                     self._error(f"{kind} failed: {exc!r}")
                     if fut is not None:
                         fut.set_exception(exc)
@@ -148,8 +156,11 @@ class Worker(threading.Thread):
             self._index_paths(list(walk_files(arg)))
             return None
         if kind == "maintenance":
+            from backscroll.direct import retry_scrub
+
             self.indexer.writer.optimize()
             self.indexer.writer.checkpoint()
+            retry_scrub(self.indexer.writer)  # a forget's scrub that failed (disk full)
             return None
         if kind == "swap":
             self.indexer = arg(self.indexer)
@@ -176,6 +187,9 @@ class Worker(threading.Thread):
             try:
                 self.indexer.index_item(item, summary)
             except Exception as exc:  # never let one file stop the writer
+                self._corrupt(exc)
+                if self.indexer.writer.corrupt is not None:
+                    break
                 log.exception("indexing failed", extra={"event": "index_error",
                               "path": str(item.path), "error": repr(exc)})  # fmt: skip
                 self._error(f"{item.path}: {exc!r}")
@@ -193,6 +207,18 @@ class Worker(threading.Thread):
 
     def _error(self, message: str) -> None:
         self.state.last_error = message
+
+    def _corrupt(self, exc: BaseException) -> BaseException:
+        """SQLite found the index corrupt: stop writing into it (logged once)."""
+        writer = self.indexer.writer
+        if writer.corrupt is None and is_corrupt(exc):
+            writer.note_corrupt(exc)
+        if writer.corrupt is not None and not self._told_corrupt:
+            self._told_corrupt = True
+            log.error("the index is corrupt; nothing more is written to it",
+                      extra={"event": "index_corrupt", "error": str(writer.corrupt)})  # fmt: skip
+            self._error(str(writer.corrupt))
+        return exc
 
     def _fail_pending(self) -> None:
         with self._cond:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from backscroll.errors import DatabaseError
 from backscroll.store import queries, schema
+from backscroll.store.carry import CarryReport, carry_exclusions, carry_kept
 from backscroll.store.writer import IndexWriter
 
 if TYPE_CHECKING:
@@ -30,12 +31,13 @@ def private_files(db: Path) -> None:
             os.chmod(p, 0o600)
 
 
-def open_writer(db: Path) -> IndexWriter:
-    """The write connection; creates the private data directory and database."""
+def open_writer(db: Path, *, check: bool = False) -> IndexWriter:
+    """The write connection; creates the private data directory and database.
+    ``check`` runs ``PRAGMA quick_check`` first (start-up of the daemon, ``index``)."""
     ensure_private_dir(db.parent)
     old = os.umask(0o077)
     try:
-        writer = IndexWriter(db)
+        writer = IndexWriter(db, check=check)
     finally:
         os.umask(old)
     private_files(db)
@@ -44,6 +46,7 @@ def open_writer(db: Path) -> IndexWriter:
 
 def open_readonly(db: Path) -> sqlite3.Connection:
     """A read-only connection for queries (the daemon uses aiosqlite instead)."""
+    schema.refuse_if_marked(db)
     conn = schema.connect(db, readonly=True)
     schema.check_integrity(conn, db)
     return conn
@@ -55,34 +58,14 @@ def remove_index(db: Path) -> None:
         Path(f"{db}{suffix}").unlink(missing_ok=True)
 
 
-def carry_exclusions(old: Path, writer: IndexWriter) -> int:
-    """Copy what the user forgot-and-excluded from a usable ``old`` index into a
-    rebuild, so a rebuild never indexes it again. 0 when ``old`` is unusable."""
-    try:
-        schema.refuse_unusable(old)
-        conn = schema.connect(old, readonly=True)
-    except (DatabaseError, sqlite3.Error):
-        return 0
-    try:
-        rows = conn.execute("SELECT kind, host, value, created_at FROM exclusions").fetchall()
-    except sqlite3.Error:
-        rows = []
-    finally:
-        conn.close()
-    with writer.transaction():
-        writer.conn.executemany(
-            "INSERT OR IGNORE INTO exclusions (kind, host, value, created_at) VALUES (?, ?, ?, ?)",
-            rows,
-        )
-    return len(rows)
-
-
 def replace_index(built: Path, db: Path) -> Path | None:
     """Swap the complete, closed index ``built`` in for ``db`` with one ``os.replace``.
 
-    A usable old index is checkpointed first, so no -wal of it can be replayed
-    onto the new file. An unusable one (corrupt, newer schema) is kept, with its
-    -wal/-shm, as ``index.db.old``; that path is returned.
+    The old index is always kept, with its -wal/-shm, as ``index.db.old`` (the
+    one kept by the previous rebuild goes); that path is returned, None when
+    there was no old index. A usable old index is checkpointed first, so it is
+    whole in one file; an unusable one (corrupt, newer schema) is kept byte for
+    byte as it was.
     """
     for suffix in ("-wal", "-journal"):
         leftover = Path(f"{built}{suffix}")
@@ -100,23 +83,30 @@ def replace_index(built: Path, db: Path) -> Path | None:
             finally:
                 conn.close()
         except (DatabaseError, sqlite3.Error):
-            kept = db.with_name(db.name + ".old")
-            remove_index(kept)
-            os.link(db, kept)
-            for suffix in ("-wal", "-shm"):
-                side = Path(f"{db}{suffix}")
-                if side.exists():
-                    os.replace(side, f"{kept}{suffix}")
+            pass  # kept as it is, -wal and all
+        kept = db.with_name(db.name + ".old")
+        remove_index(kept)
+        schema.clear_corrupt(kept)
+        if schema.corrupt_marker(db).exists():  # the kept copy stays known as corrupt
+            os.replace(schema.corrupt_marker(db), schema.corrupt_marker(kept))
+        os.link(db, kept)
+        for suffix in ("-wal", "-shm"):
+            side = Path(f"{db}{suffix}")
+            if side.exists():
+                os.replace(side, f"{kept}{suffix}")
     for suffix in ("-wal", "-shm"):
         Path(f"{db}{suffix}").unlink(missing_ok=True)
         Path(f"{built}{suffix}").unlink(missing_ok=True)
     os.replace(built, db)
+    schema.clear_corrupt(db)
     fd = os.open(db.parent, os.O_RDONLY)
     try:
         os.fsync(fd)
     finally:
         os.close(fd)
     private_files(db)
+    if kept is not None:
+        private_files(kept)
     return kept
 
 
@@ -148,8 +138,10 @@ def fts_enabled() -> queries.Query:
 
 
 __all__ = [
+    "CarryReport",
     "IndexWriter",
     "carry_exclusions",
+    "carry_kept",
     "ensure_private_dir",
     "fts_enabled",
     "open_async_readonly",

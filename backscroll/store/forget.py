@@ -8,10 +8,15 @@ forget deletes, merges the FTS index (``optimize``), vacuums with
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import sqlite3
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from backscroll.store import exclusions as names
 from backscroll.store import schema
 from backscroll.store.writer import IndexWriter
 
@@ -39,6 +44,11 @@ class ForgetReport:
     excluded: int = 0
     scrubbed: bool = False
     wal_busy: bool = False
+    #: Why the scrub failed (disk full...): the deleted text may remain in free
+    #: pages until a retry succeeds (recorded in meta, retried by the next writer).
+    scrub_error: str | None = None
+    #: Other files that may still hold the text (an unusable index.db.old).
+    leftovers: list[Path] = field(default_factory=list)
 
 
 def _where(sel: Selection) -> tuple[str, list[Any]]:
@@ -90,6 +100,7 @@ def forget(writer: IndexWriter, sel: Selection, *, exclude: bool = False) -> For
             f" WHERE {where}",
             args,
         ).fetchall()
+        copies = _Copies.collect(writer, where, args)
         report.turns = writer.conn.execute(
             f"DELETE FROM turns WHERE id IN (SELECT t.id FROM turns t"
             f" JOIN sessions s ON s.id = t.session WHERE {where})",
@@ -106,20 +117,155 @@ def forget(writer: IndexWriter, sel: Selection, *, exclude: bool = False) -> For
             " AND NOT EXISTS (SELECT 1 FROM turns WHERE turns.file = files.id)",
             [(f[0],) for f in files if f[0] is not None],
         )
+        copies.remove(writer)
         if exclude:
             report.excluded = _exclude(writer, sel, ids)
-    report.wal_busy = scrub(writer)
+        _mark_scrub_pending(writer)
+    try:
+        report.wal_busy = scrub(writer)
+    except sqlite3.OperationalError as exc:
+        report.scrub_error = str(exc)
+        return report
     report.scrubbed = not report.wal_busy
     return report
 
 
+@dataclass
+class _Copies:
+    """Text of forgotten turns copied where it outlives them: a surviving
+    session's title (its first prompt) and a surviving file's saved memo (a title
+    candidate, the first prompt). ``forget --before`` leaves sessions behind."""
+
+    texts: dict[str, list[str]] = field(default_factory=dict)  # "s<id>" / "f<id>"
+
+    @classmethod
+    def collect(cls, writer: IndexWriter, where: str, args: list[Any]) -> _Copies:
+        conn = writer.conn
+        picked = f"SELECT t.id FROM turns t JOIN sessions s ON s.id = t.session WHERE {where}"
+        survivors = {
+            f"{kind}{r[0]}"
+            for kind, col in (("s", "session"), ("f", "file"))
+            for r in conn.execute(
+                f"SELECT DISTINCT t.{col} FROM turns t JOIN sessions s ON s.id = t.session"
+                f" WHERE {where} AND t.{col} IS NOT NULL AND EXISTS (SELECT 1 FROM turns u"
+                f" WHERE u.{col} = t.{col} AND u.id NOT IN ({picked}))",
+                args + args,
+            )
+        }
+        out = cls()
+        if not survivors:
+            return out
+        cur = conn.execute(
+            f"SELECT t.session, t.file, t.text FROM turns t JOIN sessions s ON s.id = t.session"
+            f" WHERE {where}",
+            args,
+        )
+        for session, file, text in cur:
+            for key in (f"s{session}", f"f{file}"):
+                if key in survivors:
+                    out.texts.setdefault(key, []).append(str(text))
+        return out
+
+    def remove(self, writer: IndexWriter) -> None:
+        conn = writer.conn
+        for key, texts in self.texts.items():
+            rowid = int(key[1:])
+            if key[0] == "s":
+                row = conn.execute("SELECT title FROM sessions WHERE id = ?", (rowid,)).fetchone()
+                if row and row[0] and _copied(str(row[0]), texts):
+                    conn.execute("UPDATE sessions SET title = NULL WHERE id = ?", (rowid,))
+                continue
+            row = conn.execute("SELECT state FROM files WHERE id = ?", (rowid,)).fetchone()
+            keep = {
+                str(v)
+                for r in conn.execute(
+                    "SELECT DISTINCT s.session_id, s.project FROM turns t"
+                    " JOIN sessions s ON s.id = t.session WHERE t.file = ?",
+                    (rowid,),
+                )
+                for v in r
+                if v
+            }
+            try:
+                state = json.loads(row[0]) if row else None
+            except ValueError:
+                state = None
+            if state is None:
+                continue
+            cleaned = _without_copies(state, texts, keep)
+            if cleaned != state:
+                conn.execute(
+                    "UPDATE files SET state = ? WHERE id = ?",
+                    (json.dumps(cleaned, separators=(",", ":")), rowid),
+                )
+
+
+def _copied(value: str, texts: list[str]) -> bool:
+    """Whether ``value`` (a title: a first line, perhaps cut with "…") is a copy
+    of some forgotten text."""
+    core = value.rstrip("…").strip()
+    return len(core) >= 8 and any(core in t for t in texts)
+
+
+def _without_copies(state: Any, texts: list[str], keep: set[str]) -> Any:
+    if isinstance(state, str):
+        return None if state not in keep and _copied(state, texts) else state
+    if isinstance(state, dict):
+        return {k: _without_copies(v, texts, keep) for k, v in state.items()}
+    if isinstance(state, list):
+        return [_without_copies(v, texts, keep) for v in state]
+    return state
+
+
+_PENDING = "scrub_pending"
+
+
+def _mark_scrub_pending(writer: IndexWriter) -> None:
+    writer.conn.execute(
+        "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (_PENDING, str(time.time()))
+    )
+
+
+def scrub_pending(writer: IndexWriter) -> bool:
+    row = writer.conn.execute("SELECT 1 FROM meta WHERE key = ?", (_PENDING,)).fetchone()
+    return row is not None
+
+
+def retry_scrub(writer: IndexWriter) -> str | None:
+    """Scrub again if a forget's scrub did not finish (disk full, a crash).
+    None when nothing was pending or it worked now; else why it failed again."""
+    if not scrub_pending(writer):
+        return None
+    try:
+        scrub(writer)
+    except sqlite3.OperationalError as exc:
+        return str(exc)
+    return None
+
+
+def resolve(writer: IndexWriter, sel: Selection, known_hosts: tuple[str, ...]) -> Selection:
+    """``sel`` with its session prefix resolved to the one full id; raises
+    names.NotFound (naming what exists) for a host, session or project
+    that is not indexed."""
+    conn = writer.conn
+    if sel.host is not None:
+        names.check_host(conn, sel.host, known_hosts)
+    if sel.session is not None:
+        sel = dataclasses.replace(sel, session=names.resolve_session(conn, sel.session, sel.host))
+    if sel.project is not None:
+        names.check_project(conn, sel.project.rstrip("/") or "/", sel.host)
+    return sel
+
+
 def _exclude(writer: IndexWriter, sel: Selection, ids: list[Any]) -> int:
+    """One exclusion, as narrow as the selection: the session(s), else the
+    project (on the host, when one is given), else the host."""
     rows: list[tuple[str, str, str]] = []
     if sel.session is not None:
         rows += [("session", str(r[1]), str(r[2])) for r in ids]
-    if sel.project is not None:
-        rows.append(("project", "", sel.project.rstrip("/") or "/"))
-    if sel.host is not None:
+    elif sel.project is not None:
+        rows.append(("project", sel.host or "", sel.project.rstrip("/") or "/"))
+    elif sel.host is not None:
         rows.append(("host", "", sel.host))
     now = time.time()
     writer.conn.executemany(
@@ -138,8 +284,68 @@ def scrub(writer: IndexWriter) -> bool:
             conn.execute("INSERT INTO turns_fts(turns_fts) VALUES ('optimize')")
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.execute("VACUUM")
+    with writer.transaction():
+        conn.execute("DELETE FROM meta WHERE key = ?", (_PENDING,))
     busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
     return bool(busy and busy[0])
+
+
+def other_copies(db: Path, sel: Selection) -> list[Path]:
+    """Forget ``sel`` in the other copies of the index too: the old index a
+    rebuild kept (``index.db.old``) is forgotten in and scrubbed; a half-built
+    ``index.db.rebuild`` left by an interrupted rebuild is deleted (when no
+    rebuild holds the lock). Returns the copies that may still hold the text."""
+    from backscroll.errors import BackscrollError
+    from backscroll.store import open_writer, remove_index
+
+    left: list[Path] = []
+    built = db.with_name(db.name + ".rebuild")
+    if built.exists():
+        if _rebuild_running(db):
+            left.append(built)
+        else:
+            remove_index(built)
+    old = db.with_name(db.name + ".old")
+    if old.exists():
+        try:
+            writer = open_writer(old, check=True)
+        except (BackscrollError, sqlite3.Error):
+            return [*left, old]
+        try:
+            report = forget(writer, sel)
+            if report.scrub_error:
+                left.append(old)
+        except (BackscrollError, sqlite3.Error):
+            left.append(old)
+        finally:
+            writer.close()
+    return left
+
+
+def _rebuild_running(db: Path) -> bool:
+    """Whether a rebuild holds the data directory's lock (a daemon's lock means
+    no rebuild can run, so a .rebuild file is what a crashed one left)."""
+    import fcntl
+    import json
+    import os
+
+    try:
+        fd = os.open(db.parent / "daemon.lock", os.O_RDWR)
+    except FileNotFoundError:
+        return False
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            try:
+                holder = json.loads(os.read(fd, 4096) or b"{}")
+            except ValueError:
+                holder = {}
+            return "rebuild" in holder
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
 
 
 def exclusions(writer: IndexWriter) -> list[tuple[str, str, str]]:

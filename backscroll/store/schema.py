@@ -17,7 +17,7 @@ from pathlib import Path
 from backscroll.errors import DatabaseError
 
 #: Newest schema this code knows. A database newer than this is refused.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 BUSY_TIMEOUT_MS = 5000
 _FTS5: bool | None = None
 
@@ -144,12 +144,19 @@ def _m4_tail_hash(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE files ADD COLUMN tail_hash TEXT NOT NULL DEFAULT ''")
 
 
+def _m5_unreadable(conn: sqlite3.Connection) -> None:
+    """A file that could not be opened (permissions, I/O): tried again at every
+    rescan, since making it readable (chmod) changes neither its size nor mtime."""
+    conn.execute("ALTER TABLE files ADD COLUMN unreadable INTEGER NOT NULL DEFAULT 0")
+
+
 #: Numbered migrations, applied in order; ``PRAGMA user_version`` records the last.
 MIGRATIONS: tuple[tuple[int, Migration], ...] = (
     (1, _m1_base),
     (2, _m2_fts),
     (3, _m3_exclusions),
     (4, _m4_tail_hash),
+    (5, _m5_unreadable),
 )
 
 _TRANSIENT = ("database is locked", "disk i/o error", "database schema is locked", "busy")
@@ -225,21 +232,100 @@ def migrate(conn: sqlite3.Connection, path: Path) -> int:
     return SCHEMA_VERSION
 
 
+def _unreadable(path: Path, exc: BaseException) -> DatabaseError:
+    return DatabaseError(
+        f"{path} cannot be read as an index ({exc}); it was left untouched. Run "
+        f"`backscroll index --rebuild` (it is kept as {path.name}.old), or restore a backup"
+    )
+
+
 def check_integrity(conn: sqlite3.Connection, path: Path) -> None:
     """Raise DatabaseError naming the file if SQLite says it is not a database."""
     try:
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except sqlite3.DatabaseError as exc:
-        raise DatabaseError(
-            f"{path} cannot be read as an index ({exc}); it was left untouched. Run "
-            f"`backscroll index --rebuild` (it is kept as {path.name}.old), or restore a backup"
-        ) from exc
+        raise _unreadable(path, exc) from exc
 
 
-def refuse_unusable(path: Path, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> None:
+# --------------------------------------------------------------------------- corruption
+
+#: SQLITE_CORRUPT and SQLITE_NOTADB (primary codes; extended codes keep them in the low byte).
+_CORRUPT_CODES = (11, 26)
+
+
+def is_corrupt(exc: BaseException) -> bool:
+    """Whether ``exc`` is SQLite saying the file is damaged (not busy, not full)."""
+    if not isinstance(exc, sqlite3.DatabaseError):
+        return False
+    code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(code, int) and (code & 0xFF) in _CORRUPT_CODES:
+        return True
+    text = str(exc).lower()
+    return "malformed" in text or "not a database" in text
+
+
+def corrupt_marker(path: Path) -> Path:
+    """``index.db.corrupt``: written when corruption is found, so nothing (a
+    restarted daemon, a search) writes into the damaged file until a rebuild."""
+    return path.with_name(path.name + ".corrupt")
+
+
+def mark_corrupt(path: Path, detail: str) -> DatabaseError:
+    """Record that ``path`` is corrupt; returns the error to raise."""
+    marker = corrupt_marker(path)
+    try:
+        fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S%z')} {detail}\n")
+    except OSError:
+        pass  # the error is still raised; only a restart would not remember it
+    return corrupt_error(path, detail)
+
+
+def clear_corrupt(path: Path) -> None:
+    corrupt_marker(path).unlink(missing_ok=True)
+
+
+def corrupt_error(path: Path, detail: str) -> DatabaseError:
+    return DatabaseError(
+        f"{path} is corrupt ({detail}); it is left as it is and nothing is written to it. "
+        "Stop the daemon and run `backscroll index --rebuild`: it builds a new index from "
+        f"the transcripts, carries over what can still be read, and keeps this file as "
+        f"{path.name}.old"
+    )
+
+
+def quick_check(conn: sqlite3.Connection, path: Path) -> None:
+    """``PRAGMA quick_check``: the b-trees of every table and index are whole."""
+    try:
+        rows = conn.execute("PRAGMA quick_check").fetchall()
+    except sqlite3.DatabaseError as exc:
+        raise mark_corrupt(path, str(exc)) from exc
+    problems = [str(r[0]) for r in rows if r and r[0] != "ok"]
+    if problems:
+        more = f" and {len(problems) - 1} more" if len(problems) > 1 else ""
+        raise mark_corrupt(path, f"quick_check: {problems[0]}{more}")
+
+
+def refuse_if_marked(path: Path) -> None:
+    """Raise the corrupt error if ``path`` was found corrupt before (the marker)."""
+    marker = corrupt_marker(path)
+    if marker.exists() and path.exists():
+        try:
+            detail = marker.read_text(encoding="utf-8", errors="replace").strip()
+        except OSError:
+            detail = "found corrupt earlier"
+        raise corrupt_error(path, detail.partition(" ")[2] or detail)
+
+
+def refuse_unusable(
+    path: Path, busy_timeout_ms: int = BUSY_TIMEOUT_MS, *, thorough: bool = False
+) -> None:
     """Before anything writes to an existing database, make sure it is one this
     backscroll may use: readable, not corrupt, not from a newer version. Opens it
-    read-only, so a refused file is left byte for byte as it was."""
+    read-only, so a refused file is left byte for byte as it was. ``thorough``
+    also runs ``PRAGMA quick_check`` (it reads every page: at start-up only)."""
+    refuse_if_marked(path)
     if not path.exists() or path.stat().st_size == 0:
         return
     try:
@@ -252,11 +338,10 @@ def refuse_unusable(path: Path, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> None:
     try:
         check_integrity(conn, path)
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        if thorough and version <= SCHEMA_VERSION:
+            quick_check(conn, path)
     except sqlite3.DatabaseError as exc:
-        raise DatabaseError(
-            f"{path} cannot be read as an index ({exc}); it was left untouched. Run "
-            f"`backscroll index --rebuild` (it is kept as {path.name}.old), or restore a backup"
-        ) from exc
+        raise _unreadable(path, exc) from exc
     finally:
         conn.close()
     if version > SCHEMA_VERSION:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from backscroll.errors import DatabaseError
 from backscroll.model import ReadResult, Session, Turn
 from backscroll.store import schema
 
@@ -51,6 +52,8 @@ class FileRow:
     missing: bool
     error: str | None
     tail_hash: str = ""
+    #: The last try could not open the file (permissions, I/O): try again.
+    unreadable: bool = False
 
     @property
     def fingerprint(self) -> tuple[int, int, int, int]:
@@ -92,7 +95,7 @@ class Totals:
 
 _FILE_COLS = (
     "id, path, host, size, mtime_ns, inode, head_len, head_hash, position, state, "
-    "reader_version, missing, error, tail_hash"
+    "reader_version, missing, error, tail_hash, unreadable"
 )
 
 _UPSERT_TURN = """
@@ -132,7 +135,7 @@ RETURNING id
 
 def _row(values: tuple[Any, ...]) -> FileRow:
     (fid, path, host, size, mtime, inode, hlen, hhash, pos, state, rver, missing, err,
-     tail) = values  # fmt: skip
+     tail, unreadable) = values  # fmt: skip
     try:
         parsed = json.loads(state) if state else {}
     except ValueError:
@@ -140,16 +143,20 @@ def _row(values: tuple[Any, ...]) -> FileRow:
     return FileRow(
         int(fid), str(path), str(host), int(size), int(mtime), int(inode), int(hlen),
         str(hhash), int(pos), parsed if isinstance(parsed, dict) else {}, int(rver),
-        bool(missing), err, str(tail or ""),
+        bool(missing), err, str(tail or ""), bool(unreadable),
     )  # fmt: skip
 
 
 class IndexWriter:
     """Owns the one write connection to ``index.db``."""
 
-    def __init__(self, path: Path, *, busy_timeout_ms: int = schema.BUSY_TIMEOUT_MS) -> None:
+    def __init__(
+        self, path: Path, *, busy_timeout_ms: int = schema.BUSY_TIMEOUT_MS, check: bool = False
+    ) -> None:
         self.path = path
-        schema.refuse_unusable(path, busy_timeout_ms)
+        #: Set once SQLite has said the file is corrupt: nothing is written after.
+        self.corrupt: DatabaseError | None = None
+        schema.refuse_unusable(path, busy_timeout_ms, thorough=check)
         self.conn = schema.connect(path, busy_timeout_ms=busy_timeout_ms)
         try:
             schema.check_integrity(self.conn, path)
@@ -164,22 +171,53 @@ class IndexWriter:
 
     # ------------------------------------------------------------------ transactions
 
+    def note_corrupt(self, exc: BaseException) -> DatabaseError:
+        """SQLite said the file is corrupt: remember it (here and in the marker
+        file), so that nothing more is written into it. Returns the error."""
+        if self.corrupt is None:
+            self.corrupt = (
+                exc if isinstance(exc, DatabaseError) else schema.mark_corrupt(self.path, str(exc))
+            )
+        return self.corrupt
+
+    def _refuse_if_corrupt(self) -> None:
+        if self.corrupt is not None:
+            raise self.corrupt
+
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        """``BEGIN IMMEDIATE`` ... ``COMMIT`` (rolled back whole on any error)."""
+        """``BEGIN IMMEDIATE`` ... ``COMMIT`` (rolled back whole on any error).
+        A corrupt database is refused before anything is written."""
         if self._in_tx:
             yield
             return
-        self.conn.execute("BEGIN IMMEDIATE")
+        self._refuse_if_corrupt()
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.DatabaseError as exc:
+            if schema.is_corrupt(exc):
+                raise self.note_corrupt(exc) from exc
+            raise
         self._in_tx = True
         try:
             yield
-        except BaseException:
+        except BaseException as exc:
             self._in_tx = False
-            self.conn.execute("ROLLBACK")
+            try:
+                self.conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                if not schema.is_corrupt(exc):
+                    raise
+            if schema.is_corrupt(exc):
+                raise self.note_corrupt(exc) from exc
             raise
         self._in_tx = False
-        self.conn.execute("COMMIT")
+        try:
+            self.conn.execute("COMMIT")
+        except sqlite3.DatabaseError as exc:
+            if schema.is_corrupt(exc):
+                raise self.note_corrupt(exc) from exc
+            raise
 
     # ------------------------------------------------------------------ files
 
@@ -235,7 +273,7 @@ class IndexWriter:
         self.conn.execute(
             "UPDATE files SET host = ?, size = ?, mtime_ns = ?, inode = ?, head_len = ?,"
             " head_hash = ?, position = ?, state = ?, reader_version = ?, indexed_at = ?,"
-            " error = ?, tail_hash = ?, missing = 0,"
+            " error = ?, tail_hash = ?, missing = 0, unreadable = 0,"
             " problems = CASE WHEN ? THEN ? ELSE problems + ? END WHERE id = ?",
             (*values, update.fresh, problems, problems, row.id),
         )
@@ -344,25 +382,29 @@ class IndexWriter:
         message: str,
         stat: FileStat | None = None,
         reader_version: int = 0,
+        unreadable: bool = False,
     ) -> None:
         """Note that a file could not be read; its indexed turns stay. With the
-        file's stat, the file is not tried again until it changes."""
+        file's stat, the file is not tried again until it changes, unless it was
+        ``unreadable`` (could not be opened): that is tried at every rescan."""
         with self.transaction():
             if stat is None:
                 self.conn.execute(
-                    "INSERT INTO files (path, host, error) VALUES (?, ?, ?)"
-                    " ON CONFLICT (path) DO UPDATE SET error = excluded.error",
-                    (path, host, message),
+                    "INSERT INTO files (path, host, error, unreadable) VALUES (?, ?, ?, ?)"
+                    " ON CONFLICT (path) DO UPDATE SET error = excluded.error,"
+                    " unreadable = excluded.unreadable",
+                    (path, host, message, unreadable),
                 )
                 return
             self.conn.execute(
-                "INSERT INTO files (path, host, error, size, mtime_ns, inode, reader_version)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)"
+                "INSERT INTO files (path, host, error, size, mtime_ns, inode, reader_version,"
+                " unreadable) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
                 " ON CONFLICT (path) DO UPDATE SET error = excluded.error,"
                 " size = excluded.size, mtime_ns = excluded.mtime_ns, inode = excluded.inode,"
-                " reader_version = excluded.reader_version",
-                (path, host, message, stat.size, stat.mtime_ns, stat.inode, reader_version),
-            )
+                " reader_version = excluded.reader_version, unreadable = excluded.unreadable",
+                (path, host, message, stat.size, stat.mtime_ns, stat.inode, reader_version,
+                 unreadable),
+            )  # fmt: skip
 
     def mark_missing(self, path: str) -> None:
         """The source vanished; its turns are kept (hosts prune old transcripts)."""
@@ -414,12 +456,14 @@ class IndexWriter:
 
     def optimize(self) -> None:
         """FTS5 segment merge and ``PRAGMA optimize`` (scheduled when idle)."""
+        self._refuse_if_corrupt()
         if schema.has_fts(self.conn):
             with self.transaction():
                 self.conn.execute("INSERT INTO turns_fts(turns_fts) VALUES ('optimize')")
         self.conn.execute("PRAGMA optimize")
 
     def checkpoint(self) -> None:
+        self._refuse_if_corrupt()
         self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 

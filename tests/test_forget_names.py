@@ -1,0 +1,116 @@
+"""``forget`` acts only on what exists: an unknown host, session or project is
+an error naming what is indexed, and ``--and-exclude`` never stores an exclusion
+for a typo. ``backscroll exclusions`` lists them and ``exclusions remove`` undoes one."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from tests.daemon.harness import claude_user_line, dump_turns, populate, run_cli, session_uuid
+
+FIRST = session_uuid(1)
+
+
+def rules(db: Path) -> list[tuple[str, str, str]]:
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return sorted(conn.execute("SELECT kind, host, value FROM exclusions").fetchall())
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+def indexed(tmp_path: Path, isolated_home: Path) -> Path:
+    populate(isolated_home, copies=1)
+    assert run_cli(tmp_path, "index").returncode == 0
+    return tmp_path / "data" / "index.db"
+
+
+@pytest.mark.parametrize(
+    ("args", "names"),
+    [
+        (("--host", "claude"), ["claude-code", "codex"]),
+        (("--session", "0123abcd"), [FIRST[:8]]),
+        (("--host", "codex", "--session", FIRST[:8]), ["codex"]),
+        (("--project", "/no/such/project"), ["indexed projects"]),
+    ],
+)
+def test_forget_of_something_not_indexed_fails_naming_what_is_and_excludes_nothing(
+    tmp_path: Path, indexed: Path, args: tuple[str, ...], names: list[str]
+) -> None:
+    before = dump_turns(indexed)
+    done = run_cli(tmp_path, "forget", *args, "--and-exclude")
+    assert done.returncode == 1, done.stderr
+    for name in names:
+        assert name in done.stderr
+    assert rules(indexed) == []
+    assert dump_turns(indexed) == before
+
+
+def test_forget_an_ambiguous_session_prefix_lists_the_candidates(
+    tmp_path: Path, indexed: Path
+) -> None:
+    done = run_cli(tmp_path, "forget", "--session", "0000000", "--and-exclude")
+    assert done.returncode == 1
+    assert "ambiguous" in done.stderr and FIRST in done.stderr
+    assert rules(indexed) == []
+
+
+def test_forget_a_unique_session_prefix_excludes_the_full_id_only(
+    tmp_path: Path, indexed: Path
+) -> None:
+    done = run_cli(tmp_path, "forget", "--session", FIRST[:8], "--and-exclude", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["sessions"] == 1
+    assert rules(indexed) == [("session", "claude-code", FIRST)]
+    assert not [t for t in dump_turns(indexed) if t[1] == FIRST]
+
+
+def test_forget_a_project_on_one_host_excludes_that_project_on_that_host_only(
+    tmp_path: Path, indexed: Path
+) -> None:
+    conn = sqlite3.connect(indexed)
+    project = conn.execute("SELECT project FROM sessions WHERE host = 'codex'").fetchone()[0]
+    conn.close()
+    done = run_cli(tmp_path, "forget", "--host", "codex", "--project", project, "--and-exclude")
+    assert done.returncode == 0, done.stderr
+    assert rules(indexed) == [("project", "codex", project.rstrip("/"))]
+
+
+def test_exclusions_lists_them_and_remove_undoes_one_so_changes_are_indexed_again(
+    tmp_path: Path, isolated_home: Path, indexed: Path
+) -> None:
+    assert run_cli(tmp_path, "forget", "--session", FIRST, "--and-exclude").returncode == 0
+    assert run_cli(tmp_path, "forget", "--host", "codex", "--and-exclude").returncode == 0
+    listed = json.loads(run_cli(tmp_path, "exclusions", "--json").stdout)
+    assert listed["schema"] == 1
+    assert {(e["kind"], e["value"]) for e in listed["exclusions"]} == {
+        ("session", FIRST), ("host", "codex")}  # fmt: skip
+    assert FIRST in run_cli(tmp_path, "exclusions").stdout
+
+    typo = run_cli(tmp_path, "exclusions", "remove", "--session", "ffff")
+    assert typo.returncode == 1 and FIRST in typo.stderr
+    assert len(rules(indexed)) == 2
+
+    done = run_cli(tmp_path, "exclusions", "remove", "--session", FIRST[:8], "--json")
+    assert done.returncode == 0, done.stderr
+    assert [e["value"] for e in json.loads(done.stdout)["removed"]] == [FIRST]
+    assert rules(indexed) == [("host", "", "codex")]
+
+    transcript = next((isolated_home / ".claude" / "projects").rglob(f"{FIRST}.jsonl"))
+    with open(transcript, "a", encoding="utf-8") as fh:
+        fh.write(claude_user_line(FIRST, "aaaaaaaa-0000-4000-8000-000000000001",
+                                  "the returning pomegranate question"))  # fmt: skip
+    assert run_cli(tmp_path, "index").returncode == 0
+    found = json.loads(run_cli(tmp_path, "search", "pomegranate", "--json").stdout)
+    assert [h["session_id"] for h in found["hits"]] == [FIRST]
+
+
+def test_and_exclude_with_only_a_date_is_refused(tmp_path: Path, indexed: Path) -> None:
+    done = run_cli(tmp_path, "forget", "--before", "2020-01-01", "--and-exclude")
+    assert done.returncode == 2 and "--and-exclude needs" in done.stderr
+    assert rules(indexed) == []
