@@ -30,4 +30,5 @@ HOST_NAMES: tuple[str, ...] = (
     "hermes",
     "zed",
     "aider",
+    "vscode-copilot-chat",
 )

@@ -23,6 +23,7 @@ from backscroll.readers.opencode import KiloCliReader, OpenCodeReader
 from backscroll.readers.pi import PiReader
 from backscroll.readers.qwen_code import QwenCodeReader
 from backscroll.readers.roo_code import RooCodeReader
+from backscroll.readers.vscode_copilot_chat import VsCodeCopilotChatReader
 from backscroll.readers.zed import ZedReader
 
 READERS: tuple[Reader, ...] = (
@@ -50,6 +51,7 @@ READERS: tuple[Reader, ...] = (
     HermesReader(),
     ZedReader(),
     AiderReader(),
+    VsCodeCopilotChatReader(),
 )
 
 
