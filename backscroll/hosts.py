@@ -31,4 +31,7 @@ HOST_NAMES: tuple[str, ...] = (
     "zed",
     "aider",
     "vscode-copilot-chat",
+    "openhands",
+    "amazon-q",
+    "iflow-cli",
 )

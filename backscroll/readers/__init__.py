@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from backscroll.readers.aider import AiderReader
+from backscroll.readers.amazon_q import AmazonQReader
 from backscroll.readers.amp import AmpReader
 from backscroll.readers.base import BaseReader, HostEnv, Reader
 from backscroll.readers.claude_code import ClaudeCodeReader
@@ -17,9 +18,11 @@ from backscroll.readers.factory_droid import FactoryDroidReader
 from backscroll.readers.gemini_cli import GeminiCliReader
 from backscroll.readers.goose import GooseJsonlReader, GooseReader
 from backscroll.readers.hermes import HermesReader
+from backscroll.readers.iflow_cli import IflowCliReader
 from backscroll.readers.kilo_code import KiloCodeReader
 from backscroll.readers.kiro import KiroCliReader, KiroIdeReader
 from backscroll.readers.opencode import KiloCliReader, OpenCodeReader
+from backscroll.readers.openhands import OpenHandsReader
 from backscroll.readers.pi import PiReader
 from backscroll.readers.qwen_code import QwenCodeReader
 from backscroll.readers.roo_code import RooCodeReader
@@ -52,6 +55,9 @@ READERS: tuple[Reader, ...] = (
     ZedReader(),
     AiderReader(),
     VsCodeCopilotChatReader(),
+    OpenHandsReader(),
+    AmazonQReader(),
+    IflowCliReader(),
 )
 
 
