@@ -1,0 +1,150 @@
+"""OpenHands CLI reader against the CONSTRUCTED conversation in
+``tests/fixtures/openhands`` (no real one is public; see SOURCES.md there):
+``base_state.json`` and five event files — a user message, an action with a
+``thought``, its observation, an assistant message and a condensation."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from backscroll.config import Config
+from backscroll.daemon.indexer import Indexer, build_hosts
+from backscroll.readers.base import HostEnv
+from backscroll.readers.openhands import OpenHandsReader
+from backscroll.store import open_writer
+from tests.daemon.harness import dump_turns
+from tests.readers.util import FIXTURES, MemoryIndex, role_counts
+
+reader = OpenHandsReader()
+CID = "5c3e9a1f7b2d4e6c8a0f1b3d5e7c9a2b"
+SAMPLE = FIXTURES / "openhands" / f"constructed-conversation-{CID}"
+
+
+def _conversation(home: Path) -> Path:
+    dest = home / ".openhands" / "conversations" / CID
+    shutil.copytree(SAMPLE, dest)
+    return dest
+
+
+def _read_all(conversation: Path) -> MemoryIndex:
+    """Every event file read once, in the order discovery gives, as the indexer would."""
+    index = MemoryIndex()
+    turns = {}
+    for path in reader.discover(conversation.parent):
+        index.cursor = None
+        index.read(reader, path)
+        turns.update(index.turns)
+    index.turns = turns
+    return index
+
+
+def _event(conversation: Path, number: int, event: dict[str, Any]) -> Path:
+    path = conversation / "events" / f"event-{number:05d}-{event['id']}.json"
+    path.write_text(json.dumps(event, indent=2))
+    return path
+
+
+def test_prompt_thought_answer_and_condensation_summary(isolated_home: Path) -> None:
+    index = _read_all(_conversation(isolated_home))
+    assert role_counts(index) == {"user": 1, "assistant": 2, "summary": 1}
+    assert index.texts("user") == [
+        "The /health endpoint returns 500 after the last deploy. Find out why."
+    ]
+    assert index.texts("assistant") == [
+        "I'll check the server log first.",
+        "The handler reads DATABASE_URL, which the new deploy no longer sets. Add it to the "
+        "service environment or give the handler a default.",
+    ]
+    assert index.texts("summary") == [
+        "User reported /health 500 after deploy; cause is the missing DATABASE_URL env var."
+    ]
+
+
+def test_reasoning_tool_calls_and_observations_stay_out(isolated_home: Path) -> None:
+    text = "\n".join(_read_all(_conversation(isolated_home)).texts())
+    assert "usually means" not in text  # reasoning_content
+    assert "tail -20" not in text  # the action's command
+    assert "latest api log lines" not in text  # the action's summary
+    assert "KeyError" not in text  # the observation
+
+
+def test_session_title_project_and_resume(isolated_home: Path) -> None:
+    session = _read_all(_conversation(isolated_home)).sessions[CID]
+    assert session.title == "The /health endpoint returns 500 after the last deploy. Find out why."
+    assert session.project == "/home/dev/src/api"
+    assert session.resume_command == f"openhands --resume {CID}"
+
+
+def test_finish_message_is_the_answer_and_a_web_tool_taints_what_follows(
+    isolated_home: Path,
+) -> None:
+    conversation = _conversation(isolated_home)
+    _event(conversation, 5, {"id": "e5", "timestamp": "2026-07-30T10:10:00", "source": "user",
+                             "kind": "MessageEvent", "extended_content": [{"type": "text",
+                             "text": "skill text the SDK appended"}],
+                             "llm_message": {"role": "user", "content": [
+                                 {"type": "text", "text": "Check the docs online"}]}})  # fmt: skip
+    _event(conversation, 6, {"id": "e6", "timestamp": "2026-07-30T10:10:05", "source": "agent",
+                             "kind": "ActionEvent", "tool_name": "browser_navigate",
+                             "thought": [], "action": {"url": "https://example.com"}})  # fmt: skip
+    _event(conversation, 7, {"id": "e7", "timestamp": "2026-07-30T10:10:09", "source": "agent",
+                             "kind": "MessageEvent", "llm_message": {"role": "assistant",
+                             "content": [{"type": "text", "text": "The docs say to set it."}]}})  # fmt: skip
+    _event(conversation, 8, {"id": "e8", "timestamp": "2026-07-30T10:10:12", "source": "agent",
+                             "kind": "ActionEvent", "tool_name": "finish", "thought": [],
+                             "action": {"message": "Set DATABASE_URL in the unit file.",
+                                        "kind": "FinishAction"}})  # fmt: skip
+    index = _read_all(conversation)
+    turns = {t.text: t for t in index.turns.values()}
+    assert turns["The docs say to set it."].tainted
+    assert not turns["The handler reads DATABASE_URL, which the new deploy no longer sets. "
+                     "Add it to the service environment or give the handler a default."].tainted  # fmt: skip
+    assert "Set DATABASE_URL in the unit file." in turns
+    assert "skill text the SDK appended" not in "\n".join(turns)
+    # A later prompt does not take the title from the first one.
+    assert index.sessions[CID].title.startswith("The /health endpoint")  # type: ignore[union-attr]
+
+
+def test_event_files_are_ordered_numerically_past_five_digits(tmp_path: Path) -> None:
+    events = tmp_path / "conversations" / "abc" / "events"
+    events.mkdir(parents=True)
+    for name in ("event-100000-b.json", "event-99999-a.json", "event-00002-c.json", "notes.txt"):
+        (events / name).write_text("{}")
+    found = [p.name for p in reader.discover(tmp_path / "conversations")]
+    assert found == ["event-00002-c.json", "event-99999-a.json", "event-100000-b.json"]
+    assert reader.source_for(events.parent / "base_state.json") is None
+
+
+def test_roots_follow_the_openhands_variables(tmp_path: Path) -> None:
+    home = tmp_path
+    assert reader.roots(HostEnv(home=home)) == [home / ".openhands" / "conversations"]
+    persist = HostEnv(home=home, environ={"OPENHANDS_PERSISTENCE_DIR": "/data/oh"})
+    assert reader.roots(persist) == [Path("/data/oh/conversations")]
+    moved = HostEnv(
+        home=home,
+        environ={"OPENHANDS_PERSISTENCE_DIR": "/data/oh", "OPENHANDS_CONVERSATIONS_DIR": "/c"},
+    )
+    assert reader.roots(moved) == [Path("/c")]
+
+
+def test_a_new_event_file_is_indexed_without_touching_the_others(isolated_home: Path) -> None:
+    conversation = _conversation(isolated_home)
+    db = isolated_home.parent / "index.db"
+    writer = open_writer(db)
+    try:
+        indexer = Indexer(writer, build_hosts(Config(), HostEnv(home=isolated_home)), Config())
+        first = indexer.reconcile()
+        assert first.files_changed == 5
+        _event(conversation, 5, {"id": "e5", "timestamp": "2026-07-30T10:11:00",
+                                 "source": "agent", "kind": "MessageEvent",
+                                 "llm_message": {"role": "assistant", "content": [
+                                     {"type": "text", "text": "Restart the service."}]}})  # fmt: skip
+        second = indexer.reconcile()
+    finally:
+        writer.close()
+    assert second.files_changed == 1
+    texts = [row[4] for row in dump_turns(db) if row[0] == "openhands"]
+    assert len(texts) == 5 and "Restart the service." in texts
