@@ -33,6 +33,10 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[P
         "HERMES_HOME",
         "CONTINUE_GLOBAL_DIR",
         "CLAUDE_CODE_SESSION_ID",
+        "VSCODE_PORTABLE",
+        "VSCODE_APPDATA",
+        "OPENHANDS_PERSISTENCE_DIR",
+        "OPENHANDS_CONVERSATIONS_DIR",
     ):
         monkeypatch.delenv(var, raising=False)
     yield home

@@ -188,9 +188,7 @@ def test_a_database_without_conversation_tables_is_unsupported(tmp_path: Path) -
 
 def test_roots_per_platform(tmp_path: Path) -> None:
     home = tmp_path
-    assert reader.roots(HostEnv(home=home, platform="linux")) == [
-        home / ".local/share/amazon-q"
-    ]
+    assert reader.roots(HostEnv(home=home, platform="linux")) == [home / ".local/share/amazon-q"]
     assert reader.roots(
         HostEnv(home=home, environ={"XDG_DATA_HOME": "/xdg"}, platform="linux")
     ) == [Path("/xdg/amazon-q")]

@@ -47,6 +47,21 @@ def _event(conversation: Path, number: int, event: dict[str, Any]) -> Path:
     return path
 
 
+FINISH = "Set DATABASE_URL in the unit file."
+
+
+def _message(eid: str, clock: str, source: str, text: str) -> dict[str, Any]:
+    role = "user" if source == "user" else "assistant"
+    return {"id": eid, "timestamp": f"2026-07-30T{clock}", "source": source,
+            "kind": "MessageEvent",
+            "llm_message": {"role": role, "content": [{"type": "text", "text": text}]}}  # fmt: skip
+
+
+def _action(eid: str, clock: str, tool: str, **action: str) -> dict[str, Any]:
+    return {"id": eid, "timestamp": f"2026-07-30T{clock}", "source": "agent",
+            "kind": "ActionEvent", "tool_name": tool, "thought": [], "action": action}  # fmt: skip
+
+
 def test_prompt_thought_answer_and_condensation_summary(isolated_home: Path) -> None:
     index = _read_all(_conversation(isolated_home))
     assert role_counts(index) == {"user": 1, "assistant": 2, "summary": 1}
@@ -82,27 +97,18 @@ def test_finish_message_is_the_answer_and_a_web_tool_taints_what_follows(
     isolated_home: Path,
 ) -> None:
     conversation = _conversation(isolated_home)
-    _event(conversation, 5, {"id": "e5", "timestamp": "2026-07-30T10:10:00", "source": "user",
-                             "kind": "MessageEvent", "extended_content": [{"type": "text",
-                             "text": "skill text the SDK appended"}],
-                             "llm_message": {"role": "user", "content": [
-                                 {"type": "text", "text": "Check the docs online"}]}})  # fmt: skip
-    _event(conversation, 6, {"id": "e6", "timestamp": "2026-07-30T10:10:05", "source": "agent",
-                             "kind": "ActionEvent", "tool_name": "browser_navigate",
-                             "thought": [], "action": {"url": "https://example.com"}})  # fmt: skip
-    _event(conversation, 7, {"id": "e7", "timestamp": "2026-07-30T10:10:09", "source": "agent",
-                             "kind": "MessageEvent", "llm_message": {"role": "assistant",
-                             "content": [{"type": "text", "text": "The docs say to set it."}]}})  # fmt: skip
-    _event(conversation, 8, {"id": "e8", "timestamp": "2026-07-30T10:10:12", "source": "agent",
-                             "kind": "ActionEvent", "tool_name": "finish", "thought": [],
-                             "action": {"message": "Set DATABASE_URL in the unit file.",
-                                        "kind": "FinishAction"}})  # fmt: skip
+    prompt = _message("e5", "10:10:00", "user", "Check the docs online")
+    prompt["extended_content"] = [{"type": "text", "text": "skill text the SDK appended"}]
+    _event(conversation, 5, prompt)
+    _event(conversation, 6, _action("e6", "10:10:05", "browser_navigate", url="https://x.y"))
+    _event(conversation, 7, _message("e7", "10:10:09", "agent", "The docs say to set it."))
+    _event(conversation, 8, _action("e8", "10:10:12", "finish", message=FINISH))
     index = _read_all(conversation)
     turns = {t.text: t for t in index.turns.values()}
     assert turns["The docs say to set it."].tainted
-    assert not turns["The handler reads DATABASE_URL, which the new deploy no longer sets. "
-                     "Add it to the service environment or give the handler a default."].tainted  # fmt: skip
-    assert "Set DATABASE_URL in the unit file." in turns
+    first_answer = index.texts("assistant")[1]
+    assert first_answer.startswith("The handler reads") and not turns[first_answer].tainted
+    assert FINISH in turns
     assert "skill text the SDK appended" not in "\n".join(turns)
     # A later prompt does not take the title from the first one.
     assert index.sessions[CID].title.startswith("The /health endpoint")  # type: ignore[union-attr]
@@ -138,10 +144,7 @@ def test_a_new_event_file_is_indexed_without_touching_the_others(isolated_home: 
         indexer = Indexer(writer, build_hosts(Config(), HostEnv(home=isolated_home)), Config())
         first = indexer.reconcile()
         assert first.files_changed == 5
-        _event(conversation, 5, {"id": "e5", "timestamp": "2026-07-30T10:11:00",
-                                 "source": "agent", "kind": "MessageEvent",
-                                 "llm_message": {"role": "assistant", "content": [
-                                     {"type": "text", "text": "Restart the service."}]}})  # fmt: skip
+        _event(conversation, 5, _message("e5", "10:11:00", "agent", "Restart the service."))
         second = indexer.reconcile()
     finally:
         writer.close()
