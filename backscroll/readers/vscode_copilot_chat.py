@@ -21,9 +21,12 @@ replaces (a resend writes a push that cuts the array) leaves the index with it.
 
 The log is appended to, and rewritten whole (a fresh kind-0 line) after about
 a thousand entries or on the first save after loading a ``.json``. The saved
-position is a byte offset and the state a pruned copy of the session, so an
-appended line is applied to that copy alone. A rewrite shrinks the file or
-changes its first bytes (or the bytes before the saved position), which the
+position is a byte offset and the state a pruned copy of the session (prose
+only, see :mod:`~backscroll.readers.vscode_chat_log`), so appended lines are
+applied to that copy alone, and only the requests they touched are re-derived
+(every request when one is pushed with a cut, replaced or removed, or when a
+turn said before is gone, e.g. an answer cut away). A rewrite shrinks the file
+or changes its first bytes (or the bytes before the saved position), which the
 indexer detects, and the file is replayed from the start.
 
 Title: ``customTitle`` (``computedTitle`` in old files); else the ``title`` of
@@ -45,6 +48,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
+import orjson
+
 from backscroll.errors import SourceBusy
 from backscroll.model import Cursor, Kind, Problem, ReaderOptions, ReadResult, Session, Turn
 from backscroll.readers import vscode_chat_log as chatlog
@@ -54,6 +59,7 @@ from backscroll.readers.base import (
     clean_text,
     first_line_title,
     is_external_tool,
+    loads,
     looks_like_id,
     next_line_number,
     parse_time,
@@ -128,6 +134,8 @@ def _answer(request: dict[str, Any]) -> tuple[str, bool]:
     pieces: list[str] = []
     tainted = False
     response = request.get("response")
+    if isinstance(response, str):
+        response = [response]  # very old files: the answer as one markdown string
     for part in response if isinstance(response, list) else []:
         if isinstance(part, str):
             pieces.append(part)
@@ -146,33 +154,75 @@ def _answer(request: dict[str, Any]) -> tuple[str, bool]:
     return text, tainted
 
 
-def session_turns(doc: dict[str, Any], sid: str) -> tuple[list[Turn], str | None]:
-    """Turns of a (skeleton) session, and its first prompt."""
+def request_turns(request: Any, index: int, sid: str) -> tuple[str, list[Turn]]:
+    """The request's key stem and its prompt and answer turns (each may be missing)."""
+    if not isinstance(request, dict):
+        return f"i{index}", []
+    raw_id = request.get("requestId")
+    rid = raw_id if looks_like_id(raw_id) else f"i{index}"
     turns: list[Turn] = []
-    first: str | None = None
+    asked = parse_time(request.get("timestamp"))
+    prompt = _prompt(request)
+    if prompt:
+        turns.append(Turn(sid, f"{rid}:q", "user", prompt, asked, index * 2))
+    if request.get("hiddenFromTranscript"):
+        return rid, turns
+    answer, tainted = _answer(request)
+    if answer:
+        state = request.get("modelState")
+        done = parse_time(state.get("completedAt")) if isinstance(state, dict) else None
+        turns.append(
+            Turn(sid, f"{rid}:a", "assistant", answer, done or asked, index * 2 + 1,
+                 tainted=tainted)
+        )  # fmt: skip
+    return rid, turns
+
+
+def _requests(doc: dict[str, Any]) -> list[Any]:
     requests = doc.get("requests")
-    hidden_keys = ("hiddenFromTranscript",)
-    for index, request in enumerate(requests if isinstance(requests, list) else []):
-        if not isinstance(request, dict):
-            continue
-        raw_id = request.get("requestId")
-        rid = raw_id if looks_like_id(raw_id) else f"i{index}"
-        asked = parse_time(request.get("timestamp"))
-        prompt = _prompt(request)
-        if prompt:
-            first = first or prompt
-            turns.append(Turn(sid, f"{rid}:q", "user", prompt, asked, index * 2))
-        if any(request.get(k) for k in hidden_keys):
-            continue
-        answer, tainted = _answer(request)
-        if answer:
-            state = request.get("modelState")
-            done = parse_time(state.get("completedAt")) if isinstance(state, dict) else None
-            turns.append(
-                Turn(sid, f"{rid}:a", "assistant", answer, done or asked, index * 2 + 1,
-                     tainted=tainted)
-            )  # fmt: skip
-    return turns, first
+    return requests if isinstance(requests, list) else []
+
+
+def _first_prompt(doc: dict[str, Any]) -> str | None:
+    for request in _requests(doc):
+        if isinstance(request, dict) and (prompt := _prompt(request)):
+            return prompt
+    return None
+
+
+def _flags(turns: list[Turn]) -> str:
+    return "".join(t.key[-1] for t in turns)
+
+
+def _copy(doc: dict[str, Any]) -> dict[str, Any]:
+    """A deep copy of a JSON object (orjson; the standard library for lone surrogates)."""
+    try:
+        copied = loads(orjson.dumps(doc))
+    except TypeError:
+        copied = json.loads(json.dumps(doc))
+    return dict(copied)
+
+
+def _session_id(doc: dict[str, Any], path: Path) -> str:
+    raw_id = doc.get("sessionId")
+    return raw_id if isinstance(raw_id, str) and raw_id else path.stem
+
+
+def _touched(changed: set[int], entry: dict[str, Any], before: int, after: int) -> set[int] | None:
+    """``changed`` plus the requests ``entry`` touched; None when it moved or
+    replaced requests (every request is re-derived)."""
+    path = entry.get("k")
+    if entry.get("kind") == 0:
+        return None
+    if not isinstance(path, list) or not path or path[0] != "requests":
+        return changed  # session metadata (title...) only
+    if len(path) == 1:
+        if entry.get("kind") == 2 and "i" not in entry:
+            return changed | set(range(before, after))  # new requests pushed
+        return None
+    if len(path) == 2 or not isinstance(path[1], int) or not 0 <= path[1] < after:
+        return None
+    return changed | {path[1]}
 
 
 def _workspace_folder(session_file: Path) -> str | None:
@@ -256,46 +306,76 @@ class VsCodeCopilotChatReader(BaseReader):
             return ReadResult(
                 position=size, unsupported=f"unknown format in {path.name}: no requests array"
             )
-        return self._result(path, chatlog.prune("root", doc), size, {}, replace=True, problems=[])
+        skeleton = chatlog.prune("root", doc)
+        sid = _session_id(skeleton, path)
+        turns = [t for i, r in enumerate(_requests(skeleton)) for t in request_turns(r, i, sid)[1]]
+        return self._result(path, skeleton, turns, size, {}, replace=True, problems=[])
 
     def _read_log(self, path: Path, prev: Cursor | None, opts: ReaderOptions) -> ReadResult:
         saved = prev.state.get("doc") if prev and prev.state.get("v") == STATE_VERSION else None
         if prev is not None and not isinstance(saved, dict):
             prev = None  # nothing to apply new entries to: replay from the start
         # A private copy: entries are applied to it in place.
-        doc: dict[str, Any] | None = json.loads(json.dumps(saved)) if saved else None
+        doc: dict[str, Any] | None = _copy(saved) if saved else None
         tail, records = tail_jsonl(path, prev, opts)
         problems: list[Problem] = []
+        #: Requests the new entries touched; None when every request must be re-derived.
+        changed: set[int] | None = set() if doc is not None else None
         for line, entry in records:
+            before = len(_requests(doc)) if doc is not None else 0
             try:
                 doc = chatlog.apply(doc, entry)
             except chatlog.LogError as exc:
                 problems.append(Problem(f"entry not applied: {exc}", line.number, line.offset))
+                continue
+            if changed is not None:
+                changed = _touched(changed, entry, before, len(_requests(doc)))
         problems = [*tail.problems, *problems]
         if doc is None:  # no initial entry yet (an empty file, or one mid-write)
             return ReadResult(position=0, state={}, problems=tuple(problems))
-        state = {"v": STATE_VERSION, "line": next_line_number(tail), "doc": doc}
-        return self._result(path, doc, tail.end, state, replace=True, problems=problems)
+        raw_emitted = prev.state.get("emitted") if prev else None
+        emitted: dict[str, str] = dict(raw_emitted) if isinstance(raw_emitted, dict) else {}
+        turns: list[Turn] | None = None
+        sid = _session_id(doc, path)
+        if changed is not None:
+            turns = []
+            for index in sorted(changed):
+                rid, found = request_turns(_requests(doc)[index], index, sid)
+                if set(emitted.get(rid, "")) - set(_flags(found)):
+                    turns = None  # a turn said before is gone: re-derive them all
+                    break
+                emitted[rid] = _flags(found)
+                turns += found
+        replace = turns is None
+        if turns is None:
+            turns, emitted = [], {}
+            for index, request in enumerate(_requests(doc)):
+                rid, found = request_turns(request, index, sid)
+                emitted[rid] = _flags(found)
+                turns += found
+        state = {"v": STATE_VERSION, "line": next_line_number(tail), "doc": doc,
+                 "emitted": emitted}  # fmt: skip
+        return self._result(path, doc, turns, tail.end, state, replace=replace, problems=problems)
 
     def _result(
         self,
         path: Path,
         doc: dict[str, Any],
+        turns: list[Turn],
         position: int,
         state: dict[str, Any],
         *,
         replace: bool,
         problems: list[Problem],
     ) -> ReadResult:
-        raw_id = doc.get("sessionId")
-        sid = raw_id if isinstance(raw_id, str) and raw_id else path.stem
-        turns, first = session_turns(doc, sid)
+        sid = _session_id(doc, path)
         title = next(
             (t.strip() for t in (doc.get("customTitle"), doc.get("computedTitle"))
              if isinstance(t, str) and t.strip()),
             None,
         )  # fmt: skip
         if title is None:
+            first = _first_prompt(doc)
             title = _index_title(path, sid) or (first_line_title(first) if first else None)
         project = path_from_uri(doc.get("workingDirectory"), plain_paths=True)
         session = Session(

@@ -26,6 +26,8 @@ from backscroll.readers.vscode_copilot_chat import VsCodeCopilotChatReader
 from backscroll.store import open_writer
 from tests.daemon.harness import dump_turns
 from tests.readers.util import (
+    MemoryIndex,
+    append_lines,
     fixture,
     grow_file_incrementally,
     line_cuts,
@@ -185,6 +187,42 @@ def test_reading_at_every_cut_equals_a_fresh_read(tmp_path: Path) -> None:
         reader, source, _workspace(tmp_path) / LOG, line_cuts(source.read_bytes())
     )
     assert grown.comparable() == fresh.comparable()
+
+
+def test_after_every_line_the_incremental_index_equals_a_fresh_read(tmp_path: Path) -> None:
+    """Appended entries re-derive only the requests they touch; the index must
+    still equal a fresh read of the same prefix after every line."""
+    lines = _lines(LOG)
+    live_path = _workspace(tmp_path) / LOG
+    fresh_path = tmp_path / "fresh" / "chatSessions" / LOG
+    fresh_path.parent.mkdir(parents=True)
+    live = MemoryIndex()
+    live_path.write_bytes(b"")
+    for n, line in enumerate(lines, 1):
+        with open(live_path, "ab") as fh:
+            fh.write(line)
+        live.read(reader, live_path)
+        fresh_path.write_bytes(b"".join(lines[:n]))
+        assert live.comparable() == read_fresh(reader, fresh_path).comparable(), f"line {n}"
+
+
+def test_an_answer_cut_away_or_a_request_replaced_leaves_the_index(tmp_path: Path) -> None:
+    path = _workspace(tmp_path) / LOG
+    shutil.copyfile(fixture(HOST, LOG), path)
+    live = MemoryIndex()
+    live.read(reader, path)
+    # clearToPreviousToolInvocation: the second answer's markdown is cut away.
+    append_lines(path, {"kind": 2, "k": ["requests", 1, "response"], "i": 0})
+    live.read(reader, path)
+    assert live.texts("assistant") == [FINAL_ANSWER]
+    # The first request is replaced whole (a new request id at its position).
+    request = full_replay(_lines(LOG))["requests"][0]
+    request = {**request, "requestId": "request_new", "message": {"text": "Replaced prompt"}}
+    append_lines(path, {"kind": 1, "k": ["requests", 0], "v": request})
+    live.read(reader, path)
+    assert live.comparable() == read_fresh(reader, path).comparable()
+    assert "Why does the config loader ignore XDG_CONFIG_HOME?" not in live.texts("user")
+    assert "Replaced prompt" in live.texts("user")
 
 
 def test_an_unknown_entry_is_reported_and_the_rest_applied(tmp_path: Path) -> None:
