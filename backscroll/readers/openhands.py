@@ -19,8 +19,12 @@ Left out: ``reasoning_content``, ``thinking_blocks``, actions' arguments,
 observations (tool results), system prompts and control events.
 
 Session: the directory name; project = ``base_state.json``
-``workspace.working_dir`` (**[C]**: the key is what peers read); title = the
-first user message (the CLI lists conversations by it). Event timestamps carry
+``workspace.working_dir`` (**[C]**: the key is what peers read); title =
+``base_state.json`` ``tags.title`` when set (**[C]**), else the first user
+message (the CLI lists conversations by it). User-sourced messages with a
+``sender`` (another agent) or the SDK's own nudges are not prompts (**[C]**).
+Sub-agent conversations under ``<id>/subagents/<sub>/events/`` (**[C]**) are
+indexed under the parent only when sub-agents are included. Event timestamps carry
 no zone (the SDK writes local time) and are read as UTC. An agent message
 written after a web tool ran (since the last user message) is marked tainted.
 
@@ -53,6 +57,12 @@ from backscroll.readers.base import (
 
 EVENT_FILE = re.compile(r"event-(\d{5,})-(.+)\.json")
 BASE_STATE = "base_state.json"
+#: Messages the SDK sends with ``source: "user"`` (a missing-tool-call nudge, a
+#: critic's refinement request).
+SDK_NUDGES = (
+    "Your last response did not include a function call or a message",
+    "The task appears incomplete (iteration ",
+)
 
 
 def event_number(path: Path) -> int | None:
@@ -75,7 +85,11 @@ def _message_text(event: dict[str, Any]) -> str:
 
 
 def _is_user_message(event: dict[str, Any]) -> bool:
-    return event.get("kind") == "MessageEvent" and event.get("source") == "user"
+    """A message the person sent: not one from another agent (``sender``), nor a
+    nudge the SDK itself sends as the user (**[C]**: prefixes peers skip)."""
+    if event.get("kind") != "MessageEvent" or event.get("source") != "user":
+        return False
+    return not event.get("sender") and not _message_text(event).startswith(SDK_NUDGES)
 
 
 def prose(event: dict[str, Any]) -> list[tuple[str, Role, str]]:
@@ -83,9 +97,10 @@ def prose(event: dict[str, Any]) -> list[tuple[str, Role, str]]:
     kind = event.get("kind")
     out: list[tuple[str, Role, str]] = []
     if kind == "MessageEvent":
-        role: Role = "user" if event.get("source") == "user" else "assistant"
-        if event.get("source") in ("user", "agent"):
-            out.append(("", role, _message_text(event)))
+        if _is_user_message(event):
+            out.append(("", "user", _message_text(event)))
+        elif event.get("source") == "agent":
+            out.append(("", "assistant", _message_text(event)))
     elif kind == "ActionEvent":
         out.append(("", "assistant", clean_text("\n\n".join(block_texts(event.get("thought"))))))
         action = event.get("action")
@@ -110,6 +125,15 @@ def _earlier(events_dir: Path, number: int) -> list[tuple[int, Path]]:
     return sorted(found, reverse=True)
 
 
+def _events(conversation: Path) -> list[Path]:
+    try:
+        files = list((conversation / "events").iterdir())
+    except OSError:
+        return []
+    numbered = [(n, p) for p in files if (n := event_number(p)) is not None]
+    return [p for _n, p in sorted(numbered)]
+
+
 class OpenHandsReader(BaseReader):
     host: ClassVar[str] = "openhands"
     name: ClassVar[str] = "OpenHands CLI"
@@ -131,12 +155,13 @@ class OpenHandsReader(BaseReader):
         except OSError:
             return
         for conversation in conversations:
+            yield from _events(conversation)
             try:
-                files = list((conversation / "events").iterdir())
+                subagents = sorted((conversation / "subagents").iterdir())
             except OSError:
                 continue
-            numbered = [(n, p) for p in files if (n := event_number(p)) is not None]
-            yield from (p for _n, p in sorted(numbered))
+            for sub in subagents:
+                yield from _events(sub)
 
     def read(self, path: Path, prev: Cursor | None, opts: ReaderOptions) -> ReadResult:
         size = path.stat().st_size
@@ -145,9 +170,16 @@ class OpenHandsReader(BaseReader):
         if not isinstance(event, dict) or not isinstance(event.get("kind"), str):
             return ReadResult(position=size, unsupported=f"not an event (no kind) in {path.name}")
         conversation = path.parent.parent
-        sid = conversation.name
+        subagent = conversation.parent.name == "subagents"
+        if subagent and not opts.include_subagents:
+            return ReadResult(position=size, replace=True)
+        # A sub-agent's events belong to the conversation that delegated to it.
+        owner = conversation.parent.parent if subagent else conversation
+        sid = owner.name
         raw_id = event.get("id")
         key = raw_id if looks_like_id(raw_id) else f"n:{number}"
+        if subagent:
+            key = f"{conversation.name}:{key}"
         when = parse_time(event.get("timestamp"))
         found = prose(event)
         # Only messages look back (to the last user message): thoughts beside
@@ -157,13 +189,17 @@ class OpenHandsReader(BaseReader):
         tainted = is_message and self._after_web_tool(earlier)
         turns = tuple(
             Turn(sid, key + suffix, role, text, when, number * 2 + i,
-                 tainted=tainted and role == "assistant")
+                 tainted=tainted and role == "assistant", subagent=subagent)
             for i, (suffix, role, text) in enumerate(found)
         )  # fmt: skip
-        title = None
-        if _is_user_message(event) and found and not self._user_before(earlier):
-            title = first_line_title(found[0][2])
-        state = _load(conversation / BASE_STATE) or {}
+        state = _load(owner / BASE_STATE) or {}
+        tags = state.get("tags")
+        title = tags.get("title") if isinstance(tags, dict) else None
+        if not isinstance(title, str) or not title.strip():
+            title = None
+            first = not subagent and _is_user_message(event) and found
+            if first and not self._user_before(earlier):
+                title = first_line_title(found[0][2])
         workspace = state.get("workspace")
         cwd = workspace.get("working_dir") if isinstance(workspace, dict) else None
         project = cwd if is_absolute_path(cwd) else None
@@ -171,7 +207,7 @@ class OpenHandsReader(BaseReader):
             sid,
             project=project,
             title=title,
-            started_at=when if number == 0 else None,
+            started_at=when if number == 0 and not subagent else None,
             updated_at=when,
             resume_command=resume_in(None, "openhands", "--resume", sid),
         )

@@ -12,6 +12,7 @@ from typing import Any
 
 from backscroll.config import Config
 from backscroll.daemon.indexer import Indexer, build_hosts
+from backscroll.model import ReaderOptions
 from backscroll.readers.base import HostEnv
 from backscroll.readers.openhands import OpenHandsReader
 from backscroll.store import open_writer
@@ -151,3 +152,29 @@ def test_a_new_event_file_is_indexed_without_touching_the_others(isolated_home: 
     assert second.files_changed == 1
     texts = [row[4] for row in dump_turns(db) if row[0] == "openhands"]
     assert len(texts) == 5 and "Restart the service." in texts
+
+
+def test_sdk_nudges_and_other_agents_messages_are_not_prompts(isolated_home: Path) -> None:
+    conversation = _conversation(isolated_home)
+    nudge = "Your last response did not include a function call or a message. Use a tool."
+    _event(conversation, 5, _message("e5", "10:12:00", "user", nudge))
+    relayed = _message("e6", "10:12:01", "user", "Relayed from the planner agent")
+    relayed["sender"] = "planner"
+    _event(conversation, 6, relayed)
+    assert _read_all(conversation).texts("user") == [
+        "The /health endpoint returns 500 after the last deploy. Find out why."
+    ]
+
+
+def test_subagent_events_join_the_parent_only_when_asked(isolated_home: Path) -> None:
+    conversation = _conversation(isolated_home)
+    sub = conversation / "subagents" / "ab12" / "events"
+    sub.mkdir(parents=True)
+    path = sub / "event-00000-s1.json"
+    path.write_text(
+        json.dumps(_message("s1", "10:13:00", "agent", "Sub-agent found the env file."))
+    )
+    assert path in list(reader.discover(conversation.parent))
+    assert reader.read(path, None, ReaderOptions()).turns == ()
+    turns = reader.read(path, None, ReaderOptions(include_subagents=True)).turns
+    assert [(t.session_id, t.key, t.subagent) for t in turns] == [(CID, "ab12:s1", True)]
