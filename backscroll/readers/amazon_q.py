@@ -18,7 +18,9 @@ said before tool calls) as assistant text, and ``latest_summary`` (written by
 ``additional_context``/``env_context``, the ``transcript`` duplicate and
 ``tangent_state``.
 
-Keys: the assistant ``message_id``; a prompt by its timestamp and text; a
+Older builds stored each history entry as a ``[user, assistant]`` pair and
+``latest_summary`` as a bare string (it is now ``[summary, metadata]``); both
+are read. Keys: the assistant ``message_id``; a prompt by its timestamp and text; a
 summary by its text. Session: ``conversation_id``; project: the row key. The
 ``conversations_v2`` table of release branches (several conversations per
 directory; which builds shipped it is unverified) is read as well.
@@ -95,6 +97,8 @@ def conversation_turns(state: Mapping[str, Any], sid: str) -> _Conversation:
     when: float | None = None  # tool-result entries carry no time: the last one seen
     tainted = False
     for entry in history if isinstance(history, list) else []:
+        if isinstance(entry, list) and len(entry) >= 2:
+            entry = {"user": entry[0], "assistant": entry[1]}  # older builds: (user, assistant)
         if not isinstance(entry, dict):
             continue
         raw_user = entry.get("user")

@@ -199,3 +199,13 @@ def test_roots_per_platform(tmp_path: Path) -> None:
         HostEnv(home=home, environ={"LOCALAPPDATA": "C:/Local"}, platform="win32")
     ) == [Path("C:/Local/amazon-q")]
     assert reader.source_for(tmp_path / "data.sqlite3-wal") == tmp_path / "data.sqlite3"
+
+
+def test_older_pair_history_and_string_summary_are_read(tmp_path: Path) -> None:
+    db = _db(tmp_path)
+    state = _row(db)
+    state["history"] = [[entry["user"], entry["assistant"]] for entry in state["history"]]
+    state["latest_summary"] = "Bucket replaced because var.env changed."
+    _write(db, state)
+    index = read_fresh(reader, db)
+    assert role_counts(index) == {"user": 1, "assistant": 2, "summary": 1}
