@@ -49,10 +49,15 @@ def _entries(requests: int) -> list[dict[str, Any]]:
     ]  # fmt: skip
     for n in range(requests):
         k: list[Any] = ["requests", n, "response"]
-        out.append({"kind": 2, "k": ["requests"], "v": [{
-            "requestId": f"request_{n}", "timestamp": 1785000000000 + n * 1000,
+        request = {
+            "requestId": f"request_{n}",
+            "timestamp": 1785000000000 + n * 1000,
             "message": {"text": f"Question {n} about the loader", "parts": []},
-            "response": [], "modelState": {"value": 0}, "variableData": {"variables": []}}]})  # fmt: skip
+            "response": [],
+            "modelState": {"value": 0},
+            "variableData": {"variables": []},
+        }
+        out.append({"kind": 2, "k": ["requests"], "v": [request]})
         out.append({"kind": 2, "k": k, "v": [{"kind": "thinking", "value": "Let me think."}]})
         out.append({"kind": 2, "k": k, "v": [_md("Looking at it.")]})
         tool = {"kind": "toolInvocationSerialized", "toolId": "run_in_terminal",
