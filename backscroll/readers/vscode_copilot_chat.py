@@ -37,7 +37,11 @@ first prompt. Project: ``workingDirectory`` when set, else the folder named by
 reopened from the editor's chat history.
 
 Roots move with ``VSCODE_PORTABLE`` (``<dir>/user-data``) and
-``VSCODE_APPDATA`` (``<dir>/<product>``), and on Linux ``XDG_CONFIG_HOME``.
+``VSCODE_APPDATA`` (``<dir>/<product>``), and on Linux ``XDG_CONFIG_HOME``;
+``~/.vscode-server[-insiders]/data/User`` is read too (whether remote windows
+ever keep chats there is unverified). The pre-2025 ``interactive.sessions``
+key of ``state.vscdb`` (chats kept only in SQLite, migrated to files by VS
+Code once) is not read.
 """
 
 from __future__ import annotations
@@ -72,6 +76,7 @@ from backscroll.store.foreign import open_readonly
 from backscroll.store.hosts import vscode_chat as vscode_sql
 
 PRODUCTS = ("Code", "Code - Insiders", "VSCodium", "Positron")
+REMOTE_SERVERS = (".vscode-server", ".vscode-server-insiders")
 SESSION_DIRS = ("emptyWindowChatSessions", "transferredChatSessions")
 #: Tool ids of VS Code's own web tools (the fetch tool and simple browser).
 _WEB_TOOL_WORDS = ("fetchwebpage", "fetch_webpage", "websearch", "simplebrowser")
@@ -94,6 +99,9 @@ def user_dirs(env: HostEnv) -> list[Path]:
     for root in (appdata, base):
         if root is not None:
             out += [root / product / "User" for product in PRODUCTS]
+    # Remote windows: the chat store belongs to the workbench (the client), but
+    # peers also find sessions under the remote server's data (unverified).
+    out += [env.home / server / "data" / "User" for server in REMOTE_SERVERS]
     return list(dict.fromkeys(out))
 
 

@@ -254,6 +254,7 @@ def test_roots_cover_products_platforms_and_overrides(tmp_path: Path) -> None:
     )
     assert Path("/p/user-data/User/workspaceStorage") in moved
     assert Path("/a/Code/User/workspaceStorage") in moved
+    assert home / ".vscode-server/data/User/workspaceStorage" in linux
 
 
 def test_flat_file_beside_a_log_of_the_same_id_is_left_alone(tmp_path: Path) -> None:
