@@ -37,4 +37,8 @@ HOST_NAMES: tuple[str, ...] = (
     "mistral-vibe",
     "trae-cli",
     "zoo-code",
+    "vscode-copilot-chat",
+    "openhands",
+    "amazon-q",
+    "iflow-cli",
 )

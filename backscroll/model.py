@@ -96,6 +96,10 @@ class ReadResult:
     replaced_sessions: frozenset[str] = frozenset()
     #: Sessions that vanished from the source (database readers).
     removed_sessions: frozenset[str] = frozenset()
+    #: The source forgets what it once held (Amazon Q overwrites its one row per
+    #: directory): this file's turns that the read did not yield are kept, even
+    #: on a read from the start.
+    retain: bool = False
     problems: tuple[Problem, ...] = ()
     #: Set when the file is of a format version the reader does not understand,
     #: e.g. "unknown format version 7". The store leaves the file's turns alone.

@@ -37,6 +37,10 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[P
         "KIMI_CODE_HOME",
         "GROK_HOME",
         "VIBE_HOME",
+        "VSCODE_PORTABLE",
+        "VSCODE_APPDATA",
+        "OPENHANDS_PERSISTENCE_DIR",
+        "OPENHANDS_CONVERSATIONS_DIR",
     ):
         monkeypatch.delenv(var, raising=False)
     yield home

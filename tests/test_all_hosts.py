@@ -165,6 +165,34 @@ LAYOUT = {
             ".config/Code/User/globalStorage/zoocodeorganization.zoo-code/tasks/1700000000003/ui_messages.json",
         )
     ],
+    "vscode-copilot-chat": [
+        (
+            "vscode-copilot-chat/constructed-log-3f6c2a8e.jsonl",
+            ".config/Code/User/workspaceStorage/9f1e0c2b7a/chatSessions/3f6c2a8e-5b1d-4c7e-9a20-6d8e1f4b7c95.jsonl",
+        ),
+        (
+            "vscode-copilot-chat/constructed-flat-a41d6e0b.json",
+            ".config/Code/User/globalStorage/emptyWindowChatSessions/a41d6e0b-2c8f-4e57-9b13-f0e6c2d8a7b4.json",
+        ),
+    ],
+    "openhands": [
+        (
+            f"openhands/constructed-conversation-5c3e9a1f7b2d4e6c8a0f1b3d5e7c9a2b/{name}",
+            f".openhands/conversations/5c3e9a1f7b2d4e6c8a0f1b3d5e7c9a2b/{name}",
+        )
+        for name in (
+            "base_state.json",
+            "events/event-00000-0d1c2b3a-4f5e-4d6c-9b8a-7f6e5d4c3b2a.json",
+            "events/event-00003-3a4b5c6d-7e8f-4a9b-8c0d-2e3f4a5b6c7d.json",
+        )
+    ],
+    "amazon-q": [("amazon-q/constructed-data.sqlite3", ".local/share/amazon-q/data.sqlite3")],
+    "iflow-cli": [
+        (
+            "iflow-cli/agentsview-session-5de701fc-7454-4858-a249-95cac4fd3b51.jsonl",
+            ".iflow/projects/C--exp-docker-image-retagger/session-5de701fc-7454-4858-a249-95cac4fd3b51.jsonl",
+        )
+    ],
 }
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from backscroll.readers.aider import AiderReader
+from backscroll.readers.amazon_q import AmazonQReader
 from backscroll.readers.amp import AmpReader
 from backscroll.readers.antigravity import AntigravityReader
 from backscroll.readers.base import BaseReader, HostEnv, Reader
@@ -20,15 +21,18 @@ from backscroll.readers.gemini_cli import GeminiCliReader
 from backscroll.readers.goose import GooseJsonlReader, GooseReader
 from backscroll.readers.grok import GrokReader
 from backscroll.readers.hermes import HermesReader
+from backscroll.readers.iflow_cli import IflowCliReader
 from backscroll.readers.kilo_code import KiloCodeReader
 from backscroll.readers.kimi_cli import KimiCliReader
 from backscroll.readers.kiro import KiroCliReader, KiroIdeReader
 from backscroll.readers.mistral_vibe import MistralVibeReader
 from backscroll.readers.opencode import KiloCliReader, OpenCodeReader
+from backscroll.readers.openhands import OpenHandsReader
 from backscroll.readers.pi import PiReader
 from backscroll.readers.qwen_code import QwenCodeReader
 from backscroll.readers.roo_code import RooCodeReader
 from backscroll.readers.trae_cli import TraeCliReader
+from backscroll.readers.vscode_copilot_chat import VsCodeCopilotChatReader
 from backscroll.readers.zed import ZedReader
 from backscroll.readers.zoo_code import ZooCodeReader
 
@@ -64,6 +68,10 @@ READERS: tuple[Reader, ...] = (
     MistralVibeReader(),
     TraeCliReader(),
     ZooCodeReader(),
+    VsCodeCopilotChatReader(),
+    OpenHandsReader(),
+    AmazonQReader(),
+    IflowCliReader(),
 )
 
 

@@ -325,7 +325,7 @@ class IndexWriter:
         if params:
             cur = self.conn.executemany(_UPSERT_TURN, params)
             report.turns_written = max(cur.rowcount, 0)
-        replace = result.replace or update.fresh
+        replace = (result.replace or update.fresh) and not result.retain
         dropped_sessions = result.replaced_sessions | result.removed_sessions
         if replace or dropped_sessions:
             kept = {(rowids[t.session_id], t.key) for t in result.turns}

@@ -1,0 +1,403 @@
+"""GitHub Copilot Chat in VS Code (also Insiders, VSCodium, Positron): chat sessions.
+
+VS Code core writes every chat of its chat view (Copilot's ask/edit/agent
+modes and other participants) under ``<userData>/User/``
+(``shared/formats/vscode-copilot-chat/README.md``):
+
+- ``workspaceStorage/<id>/chatSessions/<sessionId>.jsonl``: the mutation log
+  (VS Code 1.109+), replayed by :mod:`backscroll.readers.vscode_chat_log`;
+- ``…/chatSessions/<sessionId>.json``: the flat document of older builds,
+  rewritten whole (ignored when a ``.jsonl`` of the same id sits beside it:
+  VS Code prefers the log and leaves the old file behind);
+- ``globalStorage/emptyWindowChatSessions/`` (chats of windows with no folder)
+  and ``globalStorage/transferredChatSessions/`` (a chat moving between windows).
+
+Indexed: each request's ``message.text`` (not when system-initiated, hidden
+from the transcript, or a confirmation click) and its response parts that have
+no ``kind`` (markdown), joined into one assistant turn. Thinking, tool
+invocations, edits, progress and every other kind stay out. Keys are the
+request id (``<requestId>:q`` / ``:a``), so a request the log removes or
+replaces (a resend writes a push that cuts the array) leaves the index with it.
+
+The log is appended to, and rewritten whole (a fresh kind-0 line) after about
+a thousand entries or on the first save after loading a ``.json``. The saved
+position is a byte offset and the state a pruned copy of the session (prose
+only, see :mod:`~backscroll.readers.vscode_chat_log`), so appended lines are
+applied to that copy alone, and only the requests they touched are re-derived
+(every request when one is pushed with a cut, replaced or removed, or when a
+turn said before is gone, e.g. an answer cut away). A rewrite shrinks the file
+or changes its first bytes (or the bytes before the saved position), which the
+indexer detects, and the file is replayed from the start.
+
+Title: ``customTitle`` (``computedTitle`` in old files); else the ``title`` of
+the session's entry in ``chat.ChatSessionStore.index`` in the ``state.vscdb``
+beside the ``chatSessions`` folder (the global one for empty windows); else the
+first prompt. Project: ``workingDirectory`` when set, else the folder named by
+``workspace.json`` beside ``chatSessions``. No resume command: chats are
+reopened from the editor's chat history.
+
+Roots move with ``VSCODE_PORTABLE`` (``<dir>/user-data``) and
+``VSCODE_APPDATA`` (``<dir>/<product>``), and on Linux ``XDG_CONFIG_HOME``;
+``~/.vscode-server[-insiders]/data/User`` is read too (whether remote windows
+ever keep chats there is unverified). The pre-2025 ``interactive.sessions``
+key of ``state.vscdb`` (chats kept only in SQLite, migrated to files by VS
+Code once) is not read.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+import orjson
+
+from backscroll.errors import SourceBusy
+from backscroll.model import Cursor, Kind, Problem, ReaderOptions, ReadResult, Session, Turn
+from backscroll.readers import vscode_chat_log as chatlog
+from backscroll.readers.base import (
+    BaseReader,
+    HostEnv,
+    clean_text,
+    first_line_title,
+    is_external_tool,
+    loads,
+    looks_like_id,
+    next_line_number,
+    parse_time,
+    path_from_uri,
+    read_json_document,
+    tail_jsonl,
+    walk_files,
+)
+from backscroll.store.foreign import open_readonly
+from backscroll.store.hosts import vscode_chat as vscode_sql
+
+PRODUCTS = ("Code", "Code - Insiders", "VSCodium", "Positron")
+REMOTE_SERVERS = (".vscode-server", ".vscode-server-insiders")
+SESSION_DIRS = ("emptyWindowChatSessions", "transferredChatSessions")
+#: Tool ids of VS Code's own web tools (the fetch tool and simple browser).
+_WEB_TOOL_WORDS = ("fetchwebpage", "fetch_webpage", "websearch", "simplebrowser")
+STATE_VERSION = 1
+
+
+def user_dirs(env: HostEnv) -> list[Path]:
+    """Every ``<userData>/User`` of the VS Code family, for this platform."""
+    out: list[Path] = []
+    portable = env.var("VSCODE_PORTABLE")
+    if portable is not None:
+        out.append(portable / "user-data" / "User")
+    appdata = env.var("VSCODE_APPDATA")
+    if env.is_macos:
+        base = env.app_support()
+    elif env.is_windows:
+        base = env.appdata()
+    else:
+        base = env.xdg_config()
+    for root in (appdata, base):
+        if root is not None:
+            out += [root / product / "User" for product in PRODUCTS]
+    # Remote windows: the chat store belongs to the workbench (the client), but
+    # peers also find sessions under the remote server's data (unverified).
+    out += [env.home / server / "data" / "User" for server in REMOTE_SERVERS]
+    return list(dict.fromkeys(out))
+
+
+def _is_session_file(path: Path) -> bool:
+    if path.suffix not in (".json", ".jsonl"):
+        return False
+    parent = path.parent
+    if parent.name == "chatSessions":
+        return parent.parent.parent.name == "workspaceStorage"
+    return parent.name in SESSION_DIRS and parent.parent.name == "globalStorage"
+
+
+def _is_web_tool(tool_id: object) -> bool:
+    if not isinstance(tool_id, str):
+        return False
+    lowered = tool_id.lower()
+    return is_external_tool(tool_id) or any(word in lowered for word in _WEB_TOOL_WORDS)
+
+
+def _prompt(request: dict[str, Any]) -> str:
+    message = request.get("message")
+    if isinstance(message, dict):
+        message = message.get("text")
+    if not isinstance(message, str):
+        return ""
+    if (
+        request.get("isSystemInitiated")
+        or request.get("hiddenFromTranscript")
+        or request.get("requestHiddenFromTranscript")
+        or request.get("confirmation")
+    ):
+        return ""
+    return clean_text(message)
+
+
+def _answer(request: dict[str, Any]) -> tuple[str, bool]:
+    """The markdown of a response (kind-less parts), and whether a web tool ran."""
+    pieces: list[str] = []
+    tainted = False
+    response = request.get("response")
+    if isinstance(response, str):
+        response = [response]  # very old files: the answer as one markdown string
+    for part in response if isinstance(response, list) else []:
+        if isinstance(part, str):
+            pieces.append(part)
+        elif not isinstance(part, dict):
+            continue
+        elif "kind" not in part:
+            if isinstance(part.get("value"), str):
+                pieces.append(part["value"])
+        elif part["kind"] == "markdownVuln":
+            content = part.get("content")
+            if isinstance(content, dict) and isinstance(content.get("value"), str):
+                pieces.append(content["value"])
+        elif _is_web_tool(part.get("toolId")):
+            tainted = True
+    text = "\n\n".join(p for p in (clean_text(p) for p in pieces) if p)
+    return text, tainted
+
+
+def request_turns(request: Any, index: int, sid: str) -> tuple[str, list[Turn]]:
+    """The request's key stem and its prompt and answer turns (each may be missing)."""
+    if not isinstance(request, dict):
+        return f"i{index}", []
+    raw_id = request.get("requestId")
+    rid = raw_id if looks_like_id(raw_id) else f"i{index}"
+    turns: list[Turn] = []
+    asked = parse_time(request.get("timestamp"))
+    prompt = _prompt(request)
+    if prompt:
+        turns.append(Turn(sid, f"{rid}:q", "user", prompt, asked, index * 2))
+    if request.get("hiddenFromTranscript"):
+        return rid, turns
+    answer, tainted = _answer(request)
+    if answer:
+        state = request.get("modelState")
+        done = parse_time(state.get("completedAt")) if isinstance(state, dict) else None
+        turns.append(
+            Turn(sid, f"{rid}:a", "assistant", answer, done or asked, index * 2 + 1,
+                 tainted=tainted)
+        )  # fmt: skip
+    return rid, turns
+
+
+def _requests(doc: dict[str, Any]) -> list[Any]:
+    requests = doc.get("requests")
+    return requests if isinstance(requests, list) else []
+
+
+def _first_prompt(doc: dict[str, Any]) -> str | None:
+    for request in _requests(doc):
+        if isinstance(request, dict) and (prompt := _prompt(request)):
+            return prompt
+    return None
+
+
+def _flags(turns: list[Turn]) -> str:
+    return "".join(t.key[-1] for t in turns)
+
+
+def _copy(doc: dict[str, Any]) -> dict[str, Any]:
+    """A deep copy of a JSON object (orjson; the standard library for lone surrogates)."""
+    try:
+        copied = loads(orjson.dumps(doc))
+    except TypeError:
+        copied = json.loads(json.dumps(doc))
+    return dict(copied)
+
+
+def _session_id(doc: dict[str, Any], path: Path) -> str:
+    raw_id = doc.get("sessionId")
+    return raw_id if isinstance(raw_id, str) and raw_id else path.stem
+
+
+def _touched(changed: set[int], entry: dict[str, Any], before: int, after: int) -> set[int] | None:
+    """``changed`` plus the requests ``entry`` touched; None when it moved or
+    replaced requests (every request is re-derived)."""
+    path = entry.get("k")
+    if entry.get("kind") == 0:
+        return None
+    if not isinstance(path, list) or not path or path[0] != "requests":
+        return changed  # session metadata (title...) only
+    if len(path) == 1:
+        if entry.get("kind") == 2 and "i" not in entry:
+            return changed | set(range(before, after))  # new requests pushed
+        return None
+    if len(path) == 2 or not isinstance(path[1], int) or not 0 <= path[1] < after:
+        return None
+    return changed | {path[1]}
+
+
+def _workspace_folder(session_file: Path) -> str | None:
+    """The folder of the workspace whose ``chatSessions`` holds the file."""
+    if session_file.parent.name != "chatSessions":
+        return None
+    try:
+        doc = json.loads((session_file.parent.parent / "workspace.json").read_bytes())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(doc, dict):
+        return None
+    folder = path_from_uri(doc.get("folder"))
+    if folder:
+        return folder
+    workspace = path_from_uri(doc.get("workspace"))
+    return str(Path(workspace).parent) if workspace else None
+
+
+def _index_title(session_file: Path, sid: str) -> str | None:
+    """The session's title in ``chat.ChatSessionStore.index`` (best effort)."""
+    db = session_file.parent.parent / "state.vscdb"
+    if not db.is_file():
+        return None
+    try:
+        with open_readonly(db) as conn:
+            raw = vscode_sql.chat_index(conn)
+        index = json.loads(raw) if raw is not None else None
+    except (OSError, ValueError, sqlite3.Error, SourceBusy):
+        return None
+    entries = index.get("entries") if isinstance(index, dict) else None
+    entry = entries.get(sid) if isinstance(entries, dict) else None
+    title = entry.get("title") if isinstance(entry, dict) else None
+    return title.strip() or None if isinstance(title, str) else None
+
+
+class VsCodeCopilotChatReader(BaseReader):
+    host: ClassVar[str] = "vscode-copilot-chat"
+    name: ClassVar[str] = "GitHub Copilot Chat (VS Code)"
+    version: ClassVar[int] = 1
+    kind: ClassVar[Kind] = "append"
+
+    def roots(self, env: HostEnv) -> list[Path]:
+        out: list[Path] = []
+        for user in user_dirs(env):
+            out.append(user / "workspaceStorage")
+            out += [user / "globalStorage" / name for name in SESSION_DIRS]
+        return out
+
+    def source_for(self, path: Path) -> Path | None:
+        if not _is_session_file(path):
+            return None
+        if path.suffix == ".json" and path.with_suffix(".jsonl").exists():
+            return None  # VS Code reads the log; the flat file is left over
+        return path
+
+    def discover(self, root: Path) -> Iterator[Path]:
+        if root.name != "workspaceStorage":
+            yield from super().discover(root)
+            return
+        # Only <id>/chatSessions/: the rest of workspaceStorage is other state.
+        try:
+            workspaces = sorted(p for p in root.iterdir() if p.is_dir())
+        except OSError:
+            return
+        for workspace in workspaces:
+            for path in walk_files(workspace / "chatSessions"):
+                source = self.source_for(path)
+                if source is not None:
+                    yield source
+
+    def read(self, path: Path, prev: Cursor | None, opts: ReaderOptions) -> ReadResult:
+        if path.suffix == ".json":
+            return self._read_flat(path)
+        return self._read_log(path, prev, opts)
+
+    def _read_flat(self, path: Path) -> ReadResult:
+        size = path.stat().st_size
+        doc = read_json_document(path)  # ValueError mid-write: the indexer retries
+        if not isinstance(doc, dict) or not isinstance(doc.get("requests"), list):
+            return ReadResult(
+                position=size, unsupported=f"unknown format in {path.name}: no requests array"
+            )
+        skeleton = chatlog.prune("root", doc)
+        sid = _session_id(skeleton, path)
+        turns = [t for i, r in enumerate(_requests(skeleton)) for t in request_turns(r, i, sid)[1]]
+        return self._result(path, skeleton, turns, size, {}, replace=True, problems=[])
+
+    def _read_log(self, path: Path, prev: Cursor | None, opts: ReaderOptions) -> ReadResult:
+        saved = prev.state.get("doc") if prev and prev.state.get("v") == STATE_VERSION else None
+        if prev is not None and not isinstance(saved, dict):
+            prev = None  # nothing to apply new entries to: replay from the start
+        # A private copy: entries are applied to it in place.
+        doc: dict[str, Any] | None = _copy(saved) if saved else None
+        tail, records = tail_jsonl(path, prev, opts)
+        problems: list[Problem] = []
+        #: Requests the new entries touched; None when every request must be re-derived.
+        changed: set[int] | None = set() if doc is not None else None
+        for line, entry in records:
+            before = len(_requests(doc)) if doc is not None else 0
+            try:
+                doc = chatlog.apply(doc, entry)
+            except chatlog.LogError as exc:
+                problems.append(Problem(f"entry not applied: {exc}", line.number, line.offset))
+                continue
+            if changed is not None:
+                changed = _touched(changed, entry, before, len(_requests(doc)))
+        problems = [*tail.problems, *problems]
+        if doc is None:  # no initial entry yet (an empty file, or one mid-write)
+            return ReadResult(position=0, state={}, problems=tuple(problems))
+        raw_emitted = prev.state.get("emitted") if prev else None
+        emitted: dict[str, str] = dict(raw_emitted) if isinstance(raw_emitted, dict) else {}
+        turns: list[Turn] | None = None
+        sid = _session_id(doc, path)
+        if changed is not None:
+            turns = []
+            for index in sorted(changed):
+                rid, found = request_turns(_requests(doc)[index], index, sid)
+                if set(emitted.get(rid, "")) - set(_flags(found)):
+                    turns = None  # a turn said before is gone: re-derive them all
+                    break
+                emitted[rid] = _flags(found)
+                turns += found
+        replace = turns is None
+        if turns is None:
+            turns, emitted = [], {}
+            for index, request in enumerate(_requests(doc)):
+                rid, found = request_turns(request, index, sid)
+                emitted[rid] = _flags(found)
+                turns += found
+        state = {"v": STATE_VERSION, "line": next_line_number(tail), "doc": doc,
+                 "emitted": emitted}  # fmt: skip
+        return self._result(path, doc, turns, tail.end, state, replace=replace, problems=problems)
+
+    def _result(
+        self,
+        path: Path,
+        doc: dict[str, Any],
+        turns: list[Turn],
+        position: int,
+        state: dict[str, Any],
+        *,
+        replace: bool,
+        problems: list[Problem],
+    ) -> ReadResult:
+        sid = _session_id(doc, path)
+        title = next(
+            (t.strip() for t in (doc.get("customTitle"), doc.get("computedTitle"))
+             if isinstance(t, str) and t.strip()),
+            None,
+        )  # fmt: skip
+        if title is None:
+            first = _first_prompt(doc)
+            title = _index_title(path, sid) or (first_line_title(first) if first else None)
+        project = path_from_uri(doc.get("workingDirectory"), plain_paths=True)
+        session = Session(
+            sid,
+            project=project or _workspace_folder(path),
+            title=title,
+            started_at=parse_time(doc.get("creationDate")),
+            updated_at=max((t.timestamp for t in turns if t.timestamp), default=None),
+        )
+        return ReadResult(
+            turns=tuple(turns),
+            sessions=(session,),
+            position=position,
+            state=state,
+            replace=replace,
+            problems=tuple(problems),
+        )
