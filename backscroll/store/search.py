@@ -300,6 +300,10 @@ def _bound(
             if i + 1 < len(hits):
                 out["dropped_for_size"] = len(hits) - i - 1
             break
+    if kept:
+        positions = yield from _positions([hit["_id"] for hit in kept])
+        for hit in kept:
+            hit["n"] = positions.get(hit["_id"])
     for hit in kept:
         for key in [k for k in hit if k.startswith("_")]:
             del hit[key]
@@ -311,6 +315,21 @@ def _bound(
             " matches; narrow with filters or raise --limit"
         )
     return None
+
+
+def _positions(
+    ids: list[int],
+) -> Generator[tuple[str, tuple[Any, ...]], list[Row], dict[int, int]]:
+    """Each turn's 1-based position in its session, in the order ``session`` reads
+    them (so ``show --around n`` and ``read_session(around=n)`` open it)."""
+    marks = ",".join("?" * len(ids))
+    rows = yield (
+        "SELECT t.id, (SELECT count(*) FROM turns u WHERE u.session = t.session"
+        " AND (coalesce(u.ts, 0), u.seq, u.id) <= (coalesce(t.ts, 0), t.seq, t.id))"
+        f" FROM turns t WHERE t.id IN ({marks})",
+        tuple(ids),
+    )
+    return {int(r[0]): int(r[1]) for r in rows}
 
 
 def _context(
