@@ -248,6 +248,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     params: dict[str, Any] = {"session": args.session_id, "window": args.window}
     if args.around is not None:
         params["around"] = args.around
+    if getattr(args, "host", None):
+        params["host"] = args.host
     result = _query(args, "session", params)
     _emit(result) if args.json else print(render.session(result, sys.stdout.isatty()))
     return 0 if result.get("session") else 1
@@ -493,6 +495,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("session_id", help="a session id or a unique prefix of one")
     p.add_argument("--around", type=int, metavar="N", help="centre the window on turn N")
     p.add_argument("--window", type=int, default=20, help="how many turns (default 20)")
+    p.add_argument("--host", help="the session's host, when two hosts share the id")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_show)
 

@@ -67,7 +67,7 @@ def _opening(hit: dict[str, Any]) -> str:
     n = hit.get("n")
     if n is None:
         return f"session {sid}"
-    return f"session {sid} turn {n}: backscroll show {sid} --around {n}"
+    return f"session {sid} turn {n}: backscroll show {sid} --host {hit.get('host')} --around {n}"
 
 
 def _one_line(text: str, limit: int = 160) -> str:
