@@ -16,6 +16,7 @@ the tests drive this server with the SDK's own client as well.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -30,6 +31,7 @@ from backscroll.errors import BackscrollError
 from backscroll.mcp_tools import DEFAULT_WINDOW, MAX_CONTEXT, MAX_WINDOW, TOOL_NAMES, TOOLS
 
 log = logging.getLogger("backscroll")
+
 
 class ToolInputError(BackscrollError):
     """An argument the tool cannot use; the message names it and the fix."""
@@ -259,8 +261,7 @@ class McpServer:
             return {
                 "protocolVersion": version,
                 "capabilities": {"tools": {"listChanged": False}},
-                "serverInfo": {"name": "backscroll", "title": "backscroll",
-                               "version": __version__},  # fmt: skip
+                "serverInfo": {"name": "backscroll", "title": "backscroll", "version": __version__},
                 "instructions": INSTRUCTIONS,
             }
         if method == "ping":
@@ -320,8 +321,6 @@ def serve(cfg: Config) -> int:
     process prints goes to stderr: stdout carries protocol messages only."""
     stdout = sys.stdout.buffer
     sys.stdout = sys.stderr
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         McpServer(cfg, os.environ).run(sys.stdin.buffer, stdout)
-    except KeyboardInterrupt:
-        pass
     return 0

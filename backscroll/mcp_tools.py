@@ -71,8 +71,12 @@ _HIT = {
     "type": "object",
     "properties": {
         **_WHERE,
-        "n": {"type": "integer", "minimum": 1, "description": "the turn's position in its "
-              "session; read_session(around=n) opens the session there"},  # fmt: skip
+        "n": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "the turn's position in its session; read_session(around=n) "
+            "opens the session there",
+        },
         "role": _STR,
         "timestamp": _OPT_STR,
         "excerpt": _STR,

@@ -194,7 +194,8 @@ def test_every_hosts_hits_name_their_session_and_turn_and_open_there(
         assert words, (host, turns[-1])
         word = words[-1]
         text = run("search", word, "--host", host, "--session", sid, "--limit", "1")
-        found = re.search(rf"session {re.escape(sid)} turn (\d+): backscroll show (\S+) --host (\S+) --around", text)
+        opening = rf"session {re.escape(sid)} turn (\d+): backscroll show (\S+) --host (\S+)"
+        found = re.search(opening, text)
         assert found, (host, text)
         n = int(found.group(1))
         assert found.group(2, 3) == (sid, host)

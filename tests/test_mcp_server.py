@@ -453,9 +453,10 @@ def test_lifecycle_requests_are_answered_and_bad_messages_get_json_rpc_errors(
     unknown = anon.request("resources/list")
     assert unknown["error"]["code"] == -32601
     assert anon.request("tools/call", [1, 2])["error"]["code"] == -32602
-    assert anon.request("tools/call", {"name": "list_sessions", "arguments": "x"})["error"][
-        "code"
-    ] == -32602
+    assert (
+        anon.request("tools/call", {"name": "list_sessions", "arguments": "x"})["error"]["code"]
+        == -32602
+    )
     assert anon.proc.stdin is not None and anon.proc.stdout is not None
     anon.proc.stdin.write("{not json\n")
     anon.proc.stdin.flush()
