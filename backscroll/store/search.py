@@ -111,6 +111,8 @@ def search(p: SearchParams, *, fts: bool, enabled_hosts: Sequence[str] | None = 
             "`backscroll index`, then search again"
         )
         return out
+    if p.doc_freq:
+        out["rarity"] = yield from _rarity(p, terms, fts)
     any_word = p.any
     ids, total = yield from _ranked(p, terms, any_word, fts, now)
     if not ids and not any_word and len(terms) > 1:
@@ -173,6 +175,47 @@ def _ranked(
             (*like_args, *args),
         )
     return [int(r[0]) for r in rows], int(count[0][0])
+
+
+#: Matching turns read per word to count its sessions: past this many, a word is
+#: common whatever the count says (and counting stays cheap for common words).
+RARITY_CAP = 500
+
+
+def _rarity(
+    p: SearchParams, terms: list[str], fts: bool
+) -> Generator[tuple[str, tuple[Any, ...]], list[Row], dict[str, Any]]:
+    """How many sessions hold the index, and how many of them hold each term.
+
+    Sessions, not turns: an identifier discussed over ten turns of one
+    conversation is as rare as one said once. Counted through FTS5 itself, so a
+    word is counted in its stemmed form and an identifier like ``parse_config``
+    as the phrase it indexes as. The caller's own session is left out of both.
+    """
+    skip, skip_args = ("", ()) if not p.exclude_session else (
+        " AND s.session_id != ?", (p.exclude_session,))  # fmt: skip
+    total = yield (f"SELECT count(*) FROM sessions s WHERE 1{skip}", skip_args)
+    counts: dict[str, int] = {}
+    for term in terms:
+        if fts:
+            inner = (
+                "SELECT t.session FROM turns_fts JOIN turns t ON t.id = turns_fts.rowid"
+                f" JOIN sessions s ON s.id = t.session WHERE turns_fts MATCH ?{skip}"
+            )
+            args: tuple[Any, ...] = (fts_match([term], False), *skip_args)
+        else:
+            like, like_args = _like([term], False)
+            inner = (
+                "SELECT t.session FROM turns t JOIN sessions s ON s.id = t.session"
+                f" WHERE {like}{skip}"
+            )
+            args = (*like_args, *skip_args)
+        rows = yield (
+            f"SELECT count(DISTINCT session) FROM ({inner} LIMIT {RARITY_CAP})",
+            args,
+        )
+        counts[term] = int(rows[0][0])
+    return {"sessions": int(total[0][0]), "terms": counts, "cap": RARITY_CAP}
 
 
 def _like(terms: list[str], any_word: bool) -> tuple[str, list[str]]:
