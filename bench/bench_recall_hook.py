@@ -53,9 +53,7 @@ from backscroll import hook  # noqa: E402
 from tests.daemon.harness import daemon_env, run_cli, start_daemon  # noqa: E402
 
 CURRENT = "bench-current-session"
-SYLLABLES = (
-    ["ba", "be", "bi", "bo", "ku", "ka", "ke", "ko", "lo", "la", "li", "mo", "mi", "na", "ne", "no", "pa", "pe", "ri", "ro", "sa", "so", "ta", "te", "tu", "va", "vo", "za"]
-)
+SYLLABLES = [a + b for a in "bklmnprstvz" for b in "aeiou"]
 CONSONANTS = "rtnlkmvdgxz"
 
 
