@@ -158,6 +158,7 @@ def frame_search(
         head.append("(the current session could not be identified; hits may include it)")
     if result.get("daemon") is False:
         head.append("(no daemon running: answered from the index directly)")
+    head.extend(str(note) for note in result.get("notes") or [])
     if result.get("fallback") == "any" and result.get("message"):
         head.append(str(result["message"]))
     if not chosen:

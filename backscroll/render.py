@@ -33,6 +33,7 @@ def hits(result: dict[str, Any], tty: bool) -> str:
     lines: list[str] = []
     if result.get("daemon") is False and tty:
         lines.append("(no daemon running: searched the index directly)")
+    lines.extend(str(note) for note in result.get("notes") or [])
     if result.get("message") and (not result.get("hits") or result.get("fallback")):
         lines.append(result["message"])
     for hit in result.get("hits", []):

@@ -12,6 +12,7 @@ from collections.abc import Generator, Sequence
 from typing import Any
 
 from backscroll.protocol import RESULT_SCHEMA, SearchParams
+from backscroll.store import match
 from backscroll.store.queries import (
     MARK_END,
     MARK_START,
@@ -31,23 +32,10 @@ were what when where which who why will with you your do does did can could woul
 how about"""
 STOPWORDS = frozenset(_STOP_TEXT.split())
 
-_TOKEN = re.compile(r'"([^"]*)"|(\S+)')
-
-
-def terms_of(text: str) -> list[str]:
-    """Words and "quoted phrases" of a query, in order."""
-    out: list[str] = []
-    for m in _TOKEN.finditer(text):
-        term = (m.group(1) if m.group(1) is not None else m.group(2)).strip()
-        if term and re.search(r"\w", term):
-            out.append(term)
-    return out
-
 
 def fts_match(terms: list[str], any_word: bool) -> str:
-    """An FTS5 MATCH string in which every term is a quoted string: no syntax leaks."""
-    quoted = ['"' + t.replace('"', '""') + '"' for t in terms]
-    return (" OR " if any_word else " ").join(quoted)
+    """An FTS5 MATCH string finding these plain words (each quoted: no syntax leaks)."""
+    return match.fts_match(match.Parsed(groups=[[match.Term(t)] for t in terms]), any_word)
 
 
 def _filters(p: SearchParams, now: float) -> tuple[str, list[Any]]:
@@ -78,7 +66,8 @@ _HIT_COLS = (
 
 def search(p: SearchParams, *, fts: bool, enabled_hosts: Sequence[str] | None = None) -> Query:
     now = time.time()
-    terms = terms_of(p.query)
+    parsed = match.parse(p.query)
+    terms = parsed.terms
     out: dict[str, Any] = {
         "schema": RESULT_SCHEMA,
         "query": p.query,
@@ -89,6 +78,12 @@ def search(p: SearchParams, *, fts: bool, enabled_hosts: Sequence[str] | None = 
         "fallback": None,
         "ranked": fts,
     }
+    if parsed.notes:
+        out["notes"] = parsed.notes
+    problem = parsed.error()
+    if problem:
+        out["message"] = problem
+        return out
     if not terms:
         out["message"] = "the query has no words to search for; give one or more words"
         return out
@@ -114,9 +109,9 @@ def search(p: SearchParams, *, fts: bool, enabled_hosts: Sequence[str] | None = 
     if p.doc_freq:
         out["rarity"] = yield from _rarity(p, terms, fts)
     any_word = p.any
-    ids, total = yield from _ranked(p, terms, any_word, fts, now)
-    if not ids and not any_word and len(terms) > 1:
-        any_ids, any_total = yield from _ranked(p, terms, True, fts, now)
+    ids, total = yield from _ranked(p, parsed, any_word, fts, now)
+    if not ids and not any_word and len(parsed.groups) > 1:
+        any_ids, any_total = yield from _ranked(p, parsed, True, fts, now)
         if any_ids:
             if p.fallback:
                 ids, total, any_word = any_ids, any_total, True
@@ -131,36 +126,36 @@ def search(p: SearchParams, *, fts: bool, enabled_hosts: Sequence[str] | None = 
                 )
                 return out
     if not ids:
-        out["message"] = yield from _explain_empty(p, terms, fts, now)
+        out["message"] = yield from _explain_empty(p, parsed, fts, now)
         return out
-    hits = yield from _hits(ids, terms, any_word, fts)
+    hits = yield from _hits(ids, parsed, any_word, fts)
     out["total"] = total
     yield from _bound(out, hits, p)
     return out
 
 
 def _ranked(
-    p: SearchParams, terms: list[str], any_word: bool, fts: bool, now: float
+    p: SearchParams, parsed: match.Parsed, any_word: bool, fts: bool, now: float
 ) -> Generator[tuple[str, tuple[Any, ...]], list[Row], tuple[list[int], int]]:
     where, args = _filters(p, now)
     limit = max(p.limit, 1) if p.limit else 10
     if fts:
-        match = fts_match(terms, any_word)
+        expr = match.fts_match(parsed, any_word)
         base = (
             "FROM turns_fts JOIN turns t ON t.id = turns_fts.rowid"
             " JOIN sessions s ON s.id = t.session WHERE turns_fts MATCH ?" + where
         )
         rows = yield (
             f"SELECT t.id {base} ORDER BY bm25(turns_fts), t.ts DESC LIMIT ?",
-            (match, *args, limit),
+            (expr, *args, limit),
         )
         if not rows:
             return [], 0
         if not p.count:
             return [int(r[0]) for r in rows], len(rows)
-        count = yield (f"SELECT count(*) FROM (SELECT 1 {base} LIMIT {COUNT_CAP})", (match, *args))
+        count = yield (f"SELECT count(*) FROM (SELECT 1 {base} LIMIT {COUNT_CAP})", (expr, *args))
     else:
-        like, like_args = _like(terms, any_word)
+        like, like_args = match.like_where(parsed, any_word)
         base = "FROM turns t JOIN sessions s ON s.id = t.session WHERE " + like + where
         rows = yield (
             f"SELECT t.id {base} ORDER BY t.ts DESC LIMIT ?",
@@ -204,7 +199,7 @@ def _rarity(
             )
             args: tuple[Any, ...] = (fts_match([term], False), *skip_args)
         else:
-            like, like_args = _like([term], False)
+            like, like_args = match.like_where(match.Parsed(groups=[[match.Term(term)]]), False)
             inner = (
                 "SELECT t.session FROM turns t JOIN sessions s ON s.id = t.session"
                 f" WHERE {like}{skip}"
@@ -218,20 +213,13 @@ def _rarity(
     return {"sessions": int(total[0][0]), "terms": counts, "cap": RARITY_CAP}
 
 
-def _like(terms: list[str], any_word: bool) -> tuple[str, list[str]]:
-    parts = ["t.text LIKE ? ESCAPE '\\'" for _ in terms]
-    args = ["%" + t.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-            for t in terms]  # fmt: skip
-    return "(" + (" OR " if any_word else " AND ").join(parts) + ")", args
-
-
 def _explain_empty(
-    p: SearchParams, terms: list[str], fts: bool, now: float
+    p: SearchParams, parsed: match.Parsed, fts: bool, now: float
 ) -> Generator[tuple[str, tuple[Any, ...]], list[Row], str]:
-    words = " ".join(terms)
+    words = " ".join(parsed.terms)
     if p.since_days is not None or p.since is not None:
         wider = SearchParams(**{**p.to_dict(), "since_days": None, "since": None})
-        ids, total = yield from _ranked(wider, terms, p.any, fts, now)
+        ids, total = yield from _ranked(wider, parsed, p.any, fts, now)
         if ids:
             window = f"the last {p.since_days:g} days" if p.since_days is not None else "the window"
             return (
@@ -250,7 +238,7 @@ def _explain_empty(
 
 
 def _hits(
-    ids: list[int], terms: list[str], any_word: bool, fts: bool
+    ids: list[int], parsed: match.Parsed, any_word: bool, fts: bool
 ) -> Generator[tuple[str, tuple[Any, ...]], list[Row], list[dict[str, Any]]]:
     marks = ",".join("?" * len(ids))
     if fts:
@@ -259,7 +247,7 @@ def _hits(
             " FROM turns_fts JOIN turns t ON t.id = turns_fts.rowid"
             " JOIN sessions s ON s.id = t.session"
             f" WHERE turns_fts MATCH ? AND turns_fts.rowid IN ({marks})",
-            (fts_match(terms, any_word), *ids),
+            (match.fts_match(parsed, any_word), *ids),
         )
     else:
         rows = yield (
@@ -267,7 +255,7 @@ def _hits(
             f" WHERE t.id IN ({marks})",
             tuple(ids),
         )
-        rows = [(*r[:-1], _mark_plain(str(r[-1]), terms)) for r in rows]
+        rows = [(*r[:-1], _mark_plain(str(r[-1]), parsed.terms)) for r in rows]
     by_id = {int(r[0]): r for r in rows}
     hits: list[dict[str, Any]] = []
     for tid in ids:
