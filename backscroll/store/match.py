@@ -58,6 +58,7 @@ class Parsed:
 
 def parse(query: str) -> Parsed:
     out = Parsed()
+    query = query.replace("\x00", " ")  # FTS5 reads a string only up to a NUL
     pending_or = False
     negate = False
     for m in _TOKEN.finditer(query):
