@@ -68,8 +68,8 @@ def test_text_hits_name_the_session_and_turn_and_show_opens_there(
 ) -> None:
     assert cli.main(["search", "tokenizer"]) == 0
     text = capsys.readouterr().out
-    opening = re.search(r"session (\S+) turn (\d+): backscroll show (\S+) --host (\S+) --around (\d+)",
-                        text)  # fmt: skip
+    pattern = r"session (\S+) turn (\d+): backscroll show (\S+) --host (\S+) --around (\d+)"
+    opening = re.search(pattern, text)
     assert opening and opening.group(1) == opening.group(3) == SESSION
     assert opening.group(2) == opening.group(5) == "2"
     assert cli.main(["show", SESSION, "--around", "2", "--window", "1"]) == 0
