@@ -52,8 +52,8 @@ def fresh_install(tmp_path: Path) -> Path:
 
 class Stdio:
     def __init__(self, cmd: list[str], env: dict[str, str]) -> None:
-        self.proc = subprocess.Popen(cmd, env=env, stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+        pipe = subprocess.PIPE
+        self.proc = subprocess.Popen(cmd, env=env, stdin=pipe, stdout=pipe, stderr=pipe, text=True)
         self.ids = 0
 
     def send(self, method: str, params: dict[str, Any] | None = None, *, notify: bool = False

@@ -118,7 +118,7 @@ FTS5_BITS = st.sampled_from(
 
 @settings(
     max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)  # noqa: E501
+)
 @given(st.lists(st.one_of(FTS5_BITS, st.text(max_size=6)), max_size=8).map(" ".join))
 def test_whatever_is_typed_gets_hits_or_a_one_line_answer_never_an_error(
     index: tuple[IndexWriter, bool], query: str
