@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import re
 import sys
 import time
@@ -30,6 +29,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from backscroll import recall
+from backscroll.rarity import Rarity, related
 
 #: At most this many characters of context, far below Claude Code's ~10,000-char
 #: and Codex's ~2,500-token caps: a hint, not a dump.
@@ -80,20 +80,6 @@ STOPWORDS = frozenset(_STOP)
 _WORD = re.compile(r"[^\W_]+(?:[_.\-][^\W_]+)*")
 _VERSION = re.compile(r"v?\d+(?:[_.\-]\d+)+")
 
-#: A word in at most this many other sessions is rare: alone it says which earlier
-#: conversation is meant (an identifier, a ticket number, an error code).
-RARE_SESSIONS = 2
-#: ...and in at most this share of them (in an index of a handful of sessions,
-#: only a word of a single one is rare).
-RARE_SHARE = 0.02
-#: A word in more than this share of the sessions is common: it never counts.
-COMMON_SHARE = 0.1
-#: Distinctive (neither rare nor common) words recall together when a turn holding
-#: all of them would be this unlikely by chance: the expected number of sessions
-#: holding them all, were they unrelated, times the number of such sets the
-#: prompt offers, at most this.
-CHANCE = 1.0
-
 
 def keywords(prompt: str) -> list[str]:
     """The prompt's candidate words: no stopwords, no short words or short numbers,
@@ -140,58 +126,6 @@ def matched_terms(hit: Mapping[str, Any], terms: list[str]) -> set[str]:
         if term:
             found.add(term)
     return found
-
-
-class Rarity(NamedTuple):
-    """How rare each prompt word is in this index, by the sessions holding it."""
-
-    sessions: int
-    counts: Mapping[str, int]
-
-    @classmethod
-    def of(cls, result: Mapping[str, Any]) -> Rarity | None:
-        data = result.get("rarity")
-        if not isinstance(data, Mapping) or not isinstance(data.get("terms"), Mapping):
-            return None
-        return cls(int(data.get("sessions") or 0), data["terms"])
-
-    def rare(self, term: str) -> bool:
-        n = self.counts.get(term, 0)
-        return 0 < n <= max(1, min(RARE_SESSIONS, int(self.sessions * RARE_SHARE)))
-
-    def common(self, term: str) -> bool:
-        n = self.counts.get(term, 0)
-        return n == 0 or n > max(RARE_SESSIONS, self.sessions * COMMON_SHARE)
-
-    def chance(self, found: set[str], offered: int) -> float:
-        """Expected sessions holding every word of ``found`` by chance, times the
-        number of sets of that size among the ``offered`` distinctive words."""
-        total = max(self.sessions, 1)
-        expected = float(total)
-        for term in found:
-            expected *= self.counts.get(term, total) / total
-        return expected * math.comb(max(offered, len(found)), len(found))
-
-    def weight(self, term: str) -> float:
-        """Information in a shared word (for ordering hits): log of its rarity."""
-        n = self.counts.get(term, 0)
-        return math.log((self.sessions + 1) / n) if n else 0.0
-
-
-def related(found: set[str], terms: list[str], rarity: Rarity) -> bool:
-    """Whether a turn sharing the words ``found`` with the prompt is evidence that
-    the prompt means its conversation.
-
-    One rare shared word is enough; common words never count; distinctive words
-    count together when a turn holding all of them is unlikely by chance. Rarity
-    is measured in this index (a fixed bm25 score threshold would mean different
-    things on different machines).
-    """
-    if any(rarity.rare(t) for t in found):
-        return True
-    distinctive = [t for t in found if not rarity.common(t)]
-    offered = sum(1 for t in terms if not rarity.common(t))
-    return len(distinctive) >= 2 and rarity.chance(set(distinctive), offered) <= CHANCE
 
 
 def strong_hits(

@@ -83,7 +83,8 @@ class SearchParams:
     #: Count every match for ``total``/``dropped``; the prompt hook skips it (speed).
     count: bool = True
     #: Also say in how many other sessions each word occurs (the prompt hook
-    #: weighs shared words by it): ``rarity`` in the result.
+    #: weighs shared words by it): ``rarity`` in the result; words common in the
+    #: index (:func:`backscroll.rarity.is_common`) are left out of the match.
     doc_freq: bool = False
 
     @classmethod

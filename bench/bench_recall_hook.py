@@ -232,6 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sessions", type=int, default=600)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--runs", type=int, default=40, help="hook processes timed per arm")
+    ap.add_argument("--show-misses", action="store_true", help="print each prompt judged wrong")
     args = ap.parse_args(argv)
 
     work = Path(tempfile.mkdtemp(prefix="bench-recall-"))
@@ -268,6 +269,9 @@ def main(argv: list[str] | None = None) -> int:
                 sessions = [s for s in p.sessions if text and f"session {s}" in text]
                 terms = hook.keywords(prompt.text)
                 before = old_rule(results[0], terms) if results else []
+                if args.show_misses and (prompt.target not in sessions if prompt.target
+                                         else sessions):  # fmt: skip
+                    print(f"miss: {prompt.kind}: {prompt.text!r} -> {sessions}")
                 for tallies, chosen in ((new, sessions), (old, before)):
                     t = tallies.setdefault(prompt.kind, Tally(prompt.target is not None))
                     t.prompts += 1

@@ -11,6 +11,7 @@ import time
 from collections.abc import Generator, Sequence
 from typing import Any
 
+from backscroll import rarity
 from backscroll.protocol import RESULT_SCHEMA, SearchParams
 from backscroll.store import match
 from backscroll.store.queries import (
@@ -108,8 +109,14 @@ def search(p: SearchParams, *, fts: bool, enabled_hosts: Sequence[str] | None = 
         return out
     if p.doc_freq:
         out["rarity"] = yield from _rarity(p, terms, fts)
+        parsed = _without_common(parsed, out["rarity"])
+        if not parsed.groups:
+            out["message"] = "every word is common in this index: nothing distinctive to find"
+            return out
     any_word = p.any
     ids, total = yield from _ranked(p, parsed, any_word, fts, now)
+    if p.doc_freq:
+        ids = yield from _rare_first(p, parsed, out["rarity"], ids, fts, now)
     if not ids and not any_word and len(parsed.groups) > 1:
         any_ids, any_total = yield from _ranked(p, parsed, True, fts, now)
         if any_ids:
@@ -211,6 +218,38 @@ def _rarity(
         )
         counts[term] = int(rows[0][0])
     return {"sessions": int(total[0][0]), "terms": counts, "cap": RARITY_CAP}
+
+
+def _without_common(parsed: match.Parsed, found: dict[str, Any]) -> match.Parsed:
+    """The query without the words common in this index (``doc_freq``: the prompt
+    hook's search, where they would only crowd rare words out of the first hits)."""
+    counts, sessions = found["terms"], found["sessions"]
+    groups = [
+        kept
+        for group in parsed.groups
+        if (kept := [t for t in group if not rarity.is_common(counts.get(t.text, 0), sessions)])
+    ]
+    return match.Parsed(groups=groups, exclude=parsed.exclude, notes=parsed.notes)
+
+
+def _rare_first(
+    p: SearchParams,
+    parsed: match.Parsed,
+    found: dict[str, Any],
+    ids: list[int],
+    fts: bool,
+    now: float,
+) -> Generator[tuple[str, tuple[Any, ...]], list[Row], list[int]]:
+    """Turns holding a rare word ahead of the rest: bm25 weighs a rare word in a
+    long turn below two less rare ones in a short turn, and the hook must see it."""
+    judge = rarity.Rarity(found["sessions"], found["terms"])
+    rare = [[t] for group in parsed.groups for t in group if judge.rare(t.text)]
+    if not rare or len(rare) == len(parsed.terms):
+        return ids
+    only_rare = match.Parsed(groups=rare, exclude=parsed.exclude)
+    first, _total = yield from _ranked(p, only_rare, True, fts, now)
+    seen = set(first)
+    return (first + [i for i in ids if i not in seen])[: max(len(ids), len(first))]
 
 
 def _explain_empty(
