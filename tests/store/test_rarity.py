@@ -4,7 +4,6 @@ FTS5, common words left out of the match, turns with a rare word first."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
