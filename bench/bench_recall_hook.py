@@ -33,13 +33,14 @@ import argparse
 import json
 import os
 import random
+import re
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -192,6 +193,13 @@ def write(home: Path, p: Plan, seed: int) -> int:
     return turns
 
 
+def hook_params(terms: list[str]) -> dict[str, Any]:
+    """What the hook asks the daemon (see hook.respond)."""
+    return {"query": " ".join(terms), "any": True, "fallback": False, "count": False,
+            "limit": 12, "max_turn_chars": 4000, "max_total_chars": 60000,
+            "exclude_session": CURRENT, "doc_freq": True}  # fmt: skip
+
+
 def payload(prompt: str) -> dict[str, Any]:
     return {
         "session_id": CURRENT,
@@ -202,13 +210,35 @@ def payload(prompt: str) -> dict[str, Any]:
     }
 
 
-def old_rule(result: Mapping[str, Any], terms: list[str]) -> list[str]:
-    """The previous hook's choice: hits sharing 2 prompt words (3 past 4 words)."""
+def old_keywords(prompt: str) -> list[str]:
+    """The previous hook's words: split at every non-letter, no bare numbers."""
+    seen: dict[str, int] = {}
+    for m in re.finditer(r"[^\W_]+", prompt):
+        word = m.group(0).lower()
+        if len(word) < 3 or word.isdigit() or word in hook.STOPWORDS or word in seen:
+            continue
+        seen[word] = len(seen)
+    longest = sorted(seen, key=lambda w: (-len(w), seen[w]))[: hook.MAX_WORDS]
+    return sorted(longest, key=seen.__getitem__)
+
+
+def old_hook(search: Callable[[dict[str, Any]], Any], prompt: str) -> list[str]:
+    """The previous hook: any-word search of its words by bm25, then the hits
+    sharing 2 prompt words (3 past 4 words)."""
+    terms = old_keywords(prompt)
+    if len(terms) < 2:
+        return []
+    result = search({**hook_params(terms), "doc_freq": False}) or {}
     need = 2 if len(terms) <= 4 else 3
+    scored = []
+    for rank, hit in enumerate(result.get("hits") or []):
+        found = len(hook.matched_terms(hit, terms))
+        if found >= need:
+            scored.append((-found, rank, hit["session_id"]))
     chosen: list[str] = []
-    for hit in result.get("hits") or []:
-        if len(hook.matched_terms(hit, terms)) >= need and hit["session_id"] not in chosen:
-            chosen.append(hit["session_id"])
+    for *_key, session in sorted(scored):
+        if session not in chosen:
+            chosen.append(session)
     return chosen[: hook.MAX_HITS]
 
 
@@ -256,19 +286,10 @@ def main(argv: list[str] | None = None) -> int:
                 "HOME", "BACKSCROLL_HOME", "BACKSCROLL_SOCKET", "XDG_RUNTIME_DIR",
                 "XDG_CONFIG_HOME", "XDG_DATA_HOME")})  # fmt: skip
             search = hook.search_index(None)
-            results: list[Mapping[str, Any]] = []
-
-            def recording(params: dict[str, Any]) -> Mapping[str, Any] | None:
-                result = search(params)
-                results.append(result or {})
-                return result
-
             for prompt in p.prompts:
-                results.clear()
-                text = hook.respond("claude-code", payload(prompt.text), recording, {})
+                text = hook.respond("claude-code", payload(prompt.text), search, {})
                 sessions = [s for s in p.sessions if text and f"session {s}" in text]
-                terms = hook.keywords(prompt.text)
-                before = old_rule(results[0], terms) if results else []
+                before = old_hook(search, prompt.text)
                 if args.show_misses and (prompt.target not in sessions if prompt.target
                                          else sessions):  # fmt: skip
                     print(f"miss: {prompt.kind}: {prompt.text!r} -> {sessions}")
@@ -286,11 +307,9 @@ def main(argv: list[str] | None = None) -> int:
                 terms = hook.keywords(prompt.text)
                 if not terms:
                     continue
-                params = {"query": " ".join(terms), "any": True, "fallback": False,
-                          "count": False, "limit": 12, "max_turn_chars": 4000,
-                          "max_total_chars": 60000, "exclude_session": CURRENT}  # fmt: skip
-                for name, extra in (("search without rarity", {}),
-                                    ("search with rarity", {"doc_freq": True})):  # fmt: skip
+                params = hook_params(terms)
+                for name, extra in (("search without rarity", {"doc_freq": False}),
+                                    ("search with rarity", {})):  # fmt: skip
                     start = time.perf_counter()
                     search({**params, **extra})
                     rt.setdefault(name, []).append((time.perf_counter() - start) * 1000)
