@@ -13,7 +13,7 @@ from typing import Any
 
 from backscroll import rarity
 from backscroll.protocol import RESULT_SCHEMA, SearchParams
-from backscroll.store import match
+from backscroll.store import doc_freq, match
 from backscroll.store.queries import (
     MARK_END,
     MARK_START,
@@ -32,11 +32,6 @@ its me my no not of on or our she so that the their them then there these they t
 were what when where which who why will with you your do does did can could would should
 how about"""
 STOPWORDS = frozenset(_STOP_TEXT.split())
-
-
-def fts_match(terms: list[str], any_word: bool) -> str:
-    """An FTS5 MATCH string finding these plain words (each quoted: no syntax leaks)."""
-    return match.fts_match(match.Parsed(groups=[[match.Term(t)] for t in terms]), any_word)
 
 
 def _filters(p: SearchParams, now: float) -> tuple[str, list[Any]]:
@@ -108,8 +103,8 @@ def search(p: SearchParams, *, fts: bool, enabled_hosts: Sequence[str] | None = 
         )
         return out
     if p.doc_freq:
-        out["rarity"] = yield from _rarity(p, terms, fts)
-        parsed = _without_common(parsed, out["rarity"])
+        out["rarity"] = yield from doc_freq.rarity(p, terms, fts)
+        parsed = doc_freq.without_common(parsed, out["rarity"])
         if not parsed.groups:
             out["message"] = "every word is common in this index: nothing distinctive to find"
             return out
@@ -177,59 +172,6 @@ def _ranked(
             (*like_args, *args),
         )
     return [int(r[0]) for r in rows], int(count[0][0])
-
-
-#: Matching turns read per word to count its sessions: past this many, a word is
-#: common whatever the count says (and counting stays cheap for common words).
-RARITY_CAP = 500
-
-
-def _rarity(
-    p: SearchParams, terms: list[str], fts: bool
-) -> Generator[tuple[str, tuple[Any, ...]], list[Row], dict[str, Any]]:
-    """How many sessions hold the index, and how many of them hold each term.
-
-    Sessions, not turns: an identifier discussed over ten turns of one
-    conversation is as rare as one said once. Counted through FTS5 itself, so a
-    word is counted in its stemmed form and an identifier like ``parse_config``
-    as the phrase it indexes as. The caller's own session is left out of both.
-    """
-    skip, skip_args = ("", ()) if not p.exclude_session else (
-        " AND s.session_id != ?", (p.exclude_session,))  # fmt: skip
-    total = yield (f"SELECT count(*) FROM sessions s WHERE 1{skip}", skip_args)
-    counts: dict[str, int] = {}
-    for term in terms:
-        if fts:
-            inner = (
-                "SELECT t.session FROM turns_fts JOIN turns t ON t.id = turns_fts.rowid"
-                f" JOIN sessions s ON s.id = t.session WHERE turns_fts MATCH ?{skip}"
-            )
-            args: tuple[Any, ...] = (fts_match([term], False), *skip_args)
-        else:
-            like, like_args = match.like_where(match.Parsed(groups=[[match.Term(term)]]), False)
-            inner = (
-                "SELECT t.session FROM turns t JOIN sessions s ON s.id = t.session"
-                f" WHERE {like}{skip}"
-            )
-            args = (*like_args, *skip_args)
-        rows = yield (
-            f"SELECT count(DISTINCT session) FROM ({inner} LIMIT {RARITY_CAP})",
-            args,
-        )
-        counts[term] = int(rows[0][0])
-    return {"sessions": int(total[0][0]), "terms": counts, "cap": RARITY_CAP}
-
-
-def _without_common(parsed: match.Parsed, found: dict[str, Any]) -> match.Parsed:
-    """The query without the words common in this index (``doc_freq``: the prompt
-    hook's search, where they would only crowd rare words out of the first hits)."""
-    counts, sessions = found["terms"], found["sessions"]
-    groups = [
-        kept
-        for group in parsed.groups
-        if (kept := [t for t in group if not rarity.is_common(counts.get(t.text, 0), sessions)])
-    ]
-    return match.Parsed(groups=groups, exclude=parsed.exclude, notes=parsed.notes)
 
 
 def _rare_first(
