@@ -161,7 +161,7 @@ def _search_params(args: argparse.Namespace, cfg: Any) -> dict[str, Any]:
     return {
         k: v
         for k, v in {
-            "query": " ".join(args.words),
+            "query": _query_text(args.words),
             "host": args.host,
             "project": project,
             "role": args.role,
@@ -177,6 +177,18 @@ def _search_params(args: argparse.Namespace, cfg: Any) -> dict[str, Any]:
         }.items()
         if v is not None
     }
+
+
+def _query_text(words: list[str]) -> str:
+    """The query from the command line's words. A word holding spaces was quoted
+    in the shell (``search "a phrase"``, ``search -"a phrase"``): it stays a phrase."""
+    out = []
+    for word in words:
+        if any(c.isspace() for c in word.strip()) and '"' not in word:
+            dash = "-" if word.startswith("-") else ""
+            word = f'{dash}"{word.removeprefix(dash).strip()}"'
+        out.append(word)
+    return " ".join(out)
 
 
 def _parse_date(text: str) -> float:
@@ -222,6 +234,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     params: dict[str, Any] = {"session": args.session_id, "window": args.window}
     if args.around is not None:
         params["around"] = args.around
+    if getattr(args, "host", None):
+        params["host"] = args.host
     result = _query(args, "session", params)
     _emit(result) if args.json else print(render.session(result, sys.stdout.isatty()))
     return 0 if result.get("session") else 1
@@ -302,7 +316,7 @@ def _fast_search(argv: list[str]) -> Any:
         if token == "--":
             words.extend(tokens)
             break
-        if not token.startswith("-") or token == "-":
+        if not token.startswith("-") or token == "-" or _is_exclusion(token):
             words.append(token)
             continue
         name, eq, value = token.partition("=")
@@ -329,6 +343,13 @@ def _fast_search(argv: list[str]) -> Any:
     if not words:
         return None
     return SimpleNamespace(command="search", config=None, words=words, func=cmd_search, **values)
+
+
+def _is_exclusion(token: str) -> bool:
+    """``-word`` in a query leaves turns with that word out: a word, not an option
+    (``-h`` stays help; ``--anything`` stays an option)."""
+    return len(token) > 1 and token[1] != "-" and token != "-h" and (
+        token[1].isalnum() or token[1] in "\"'")  # fmt: skip
 
 
 #: Commands whose parser can be built alone (start-up time of the query commands).
@@ -408,7 +429,12 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_index)
 
     p = sub.add_parser("search", help="search the indexed turns")
-    p.add_argument("words", nargs="+", help='words to find; "quoted phrases" match exactly')
+    p.add_argument(
+        "words",
+        nargs="+",
+        help='words to find; "a phrase" in order, word* as a prefix, -word or NOT word to '
+        "leave turns with it out, a OR b for either",
+    )
     _add_options(p, SEARCH_OPTIONS)
     p.set_defaults(func=cmd_search)
 
@@ -422,6 +448,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("session_id", help="a session id or a unique prefix of one")
     p.add_argument("--around", type=int, metavar="N", help="centre the window on turn N")
     p.add_argument("--window", type=int, default=20, help="how many turns (default 20)")
+    p.add_argument("--host", help="the session's host, when two hosts share the id")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_show)
 
@@ -464,6 +491,10 @@ def main(argv: list[str] | None = None) -> int:
 
             return hook.main(argv[1], None)
     args = _fast_search(argv[1:]) if argv and argv[0] == "search" else None
+    if args is None and len(argv) > 3 and argv[0] == "--config" and argv[2] == "search":
+        args = _fast_search(argv[3:])
+        if args is not None:
+            args.config = argv[1]
     if args is None:
         args = build_parser(_command_of(argv)).parse_args(argv)
     handler: Handler = args.func

@@ -2,10 +2,12 @@
 
 The host runs this on every prompt (Claude Code and Codex ``UserPromptSubmit``,
 Gemini CLI ``BeforeAgent``, Copilot CLI ``userPromptSubmitted``) with the hook
-JSON on stdin. We search the index for the prompt's distinctive words, leaving
-out the current session, and when some earlier turn matches strongly we print a
-short, bounded block of recalled excerpts as additional context. Otherwise we
-print nothing.
+JSON on stdin. We search the index for the prompt's words, leaving out the
+current session, and ask how rare each is here (in how many sessions it occurs).
+When an earlier turn shares a rare word with the prompt (an identifier, a ticket
+number, an error code), or several distinctive words that rarely meet by chance,
+we print a short, bounded block of recalled excerpts as additional context.
+Common words never recall. Otherwise we print nothing.
 
 It must never get in the user's way: any failure prints nothing and exits 0
 (with one JSON log line on stderr), the daemon is asked with a short timeout,
@@ -27,6 +29,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from backscroll import recall
+from backscroll.rarity import Rarity, related
 
 #: At most this many characters of context, far below Claude Code's ~10,000-char
 #: and Codex's ~2,500-token caps: a hint, not a dump.
@@ -35,6 +38,8 @@ MAX_HITS = 3
 EXCERPT_CHARS = 360
 MAX_WORDS = 8
 MIN_WORD_LEN = 3
+#: A bare number counts from this many digits (a ticket or an error number).
+MIN_NUMBER_LEN = 3
 #: Seconds for connecting to the daemon and for each read of its answer.
 DAEMON_TIMEOUT = 0.5
 MAX_STDIN_BYTES = 4 * 1024 * 1024
@@ -69,16 +74,27 @@ add fix run new now also okay ok sure hey hi hello again still look show tell gi
 check work working works change changes something anything everything really actually maybe
 think know good great right wrong next last first time file files code line lines""".split()  # noqa: SIM905 - a word list reads better as prose
 STOPWORDS = frozenset(_STOP)
-_WORD = re.compile(r"[^\W_]+")
+#: A word, or an identifier joined by ``_ . -`` (``parse_config``, ``JIRA-4411``,
+#: ``hook.py``): FTS5 indexes such an identifier as a phrase of its parts, and the
+#: phrase is as rare as the identifier.
+_WORD = re.compile(r"[^\W_]+(?:[_.\-][^\W_]+)*")
+_VERSION = re.compile(r"v?\d+(?:[_.\-]\d+)+")
 
 
 def keywords(prompt: str) -> list[str]:
-    """The prompt's distinctive words: no stopwords, no short words or bare numbers,
+    """The prompt's candidate words: no stopwords, no short words or short numbers,
     each once, at most MAX_WORDS of them (the longest, kept in prompt order)."""
     seen: dict[str, int] = {}
     for m in _WORD.finditer(prompt):
-        word = m.group(0).lower()
-        if len(word) < MIN_WORD_LEN or word.isdigit() or word in STOPWORDS or word in seen:
+        word = m.group(0).lower().strip(".-")
+        if _VERSION.fullmatch(word):
+            continue  # a version or a date: v1.2.3, 2026-02-10
+        if (
+            len(word) < MIN_WORD_LEN
+            or (word.isdigit() and len(word) < MIN_NUMBER_LEN)
+            or word in STOPWORDS
+            or word in seen
+        ):
             continue
         seen[word] = len(seen)
     longest = sorted(seen, key=lambda w: (-len(w), seen[w]))[:MAX_WORDS]
@@ -86,17 +102,19 @@ def keywords(prompt: str) -> list[str]:
 
 
 def _term_of(word: str, terms: list[str]) -> str | None:
-    """The query term a matched word stands for (FTS5 matches stems: the
-    longest shared prefix wins, at least 4 letters or the whole shorter word)."""
+    """The query term a matched word stands for (FTS5 matches stems, and an
+    identifier's parts: the longest shared prefix wins, at least 4 letters or the
+    whole shorter word; a part of an identifier stands for it)."""
     best, best_len = None, 0
     for term in terms:
-        n = 0
-        for a, b in zip(word, term, strict=False):
-            if a != b:
-                break
-            n += 1
-        if n >= min(4, len(word), len(term)) and n > best_len:
-            best, best_len = term, n
+        for part in {term, *re.split(r"[_.\-]", term)}:
+            n = 0
+            for a, b in zip(word, part, strict=False):
+                if a != b:
+                    break
+                n += 1
+            if n >= min(4, len(word), len(part)) and n > best_len:
+                best, best_len = term, n
     return best
 
 
@@ -110,31 +128,20 @@ def matched_terms(hit: Mapping[str, Any], terms: list[str]) -> set[str]:
     return found
 
 
-def needed(terms: list[str]) -> int:
-    """Distinct prompt words an earlier turn must contain to count as related.
-
-    bm25 scores depend on the size and make-up of each index, so a fixed score
-    threshold would mean different things on different machines; the number of
-    distinct prompt words a turn shares does not. One shared word is what any
-    any-word search returns for any common word, so never recall on one. Two
-    distinctive words in the same turn rarely meet by chance in a short prompt;
-    a long prompt (5+ distinctive words) offers more pairs to meet by chance, so it
-    needs three.
-    """
-    return 2 if len(terms) <= 4 else 3
-
-
 def strong_hits(
     result: Mapping[str, Any], terms: list[str], cwd: str | None
 ) -> list[dict[str, Any]]:
     """The hits worth showing, best first, one per session, at most MAX_HITS."""
-    need = needed(terms)
-    scored: list[tuple[int, int, int, dict[str, Any]]] = []
+    rarity = Rarity.of(result)
+    if rarity is None:
+        return []
+    scored: list[tuple[float, int, int, dict[str, Any]]] = []
     for rank, hit in enumerate(result.get("hits") or []):
         found = matched_terms(hit, terms)
-        if len(found) >= need:
+        if related(found, terms, rarity):
             here = 0 if cwd and hit.get("project") == cwd.rstrip("/") else 1
-            scored.append((-len(found), here, rank, {**hit, "_terms": sorted(found)}))
+            score = -sum(rarity.weight(t) for t in found)
+            scored.append((score, here, rank, {**hit, "_terms": sorted(found)}))
     scored.sort(key=lambda s: s[:3])
     out: list[dict[str, Any]] = []
     sessions: set[str] = set()
@@ -198,13 +205,14 @@ def respond(host: str, payload: Any, search: Search, env: Mapping[str, str]) -> 
     caller = session if isinstance(session, str) and session else recall.caller_session(env)
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
     terms = keywords(prompt)
-    if len(terms) < 2:
+    if not terms:
         return ""
     params: dict[str, Any] = {
         "query": " ".join(terms),
         "any": True,
         "fallback": False,
         "count": False,  # the hook never says how many matched: skip counting them
+        "doc_freq": True,  # how rare each word is here decides what is related
         "limit": 12,
         # Whole turns (nearly), so every matched word is seen when counting them.
         "max_turn_chars": 4000,

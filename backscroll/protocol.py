@@ -82,6 +82,10 @@ class SearchParams:
     fallback: bool = True
     #: Count every match for ``total``/``dropped``; the prompt hook skips it (speed).
     count: bool = True
+    #: Also say in how many other sessions each word occurs (the prompt hook
+    #: weighs shared words by it): ``rarity`` in the result; words common in the
+    #: index (:func:`backscroll.rarity.is_common`) are left out of the match.
+    doc_freq: bool = False
 
     @classmethod
     def from_dict(cls, data: Any) -> SearchParams:
@@ -101,7 +105,7 @@ class SearchParams:
             v = data.get(name)
             ok = v is None or (isinstance(v, int) and not isinstance(v, bool) and v >= 0)
             _check(ok, f"{name} must be a whole number ≥ 0")
-        for name in ("any", "fallback", "count"):
+        for name in ("any", "fallback", "count", "doc_freq"):
             v = data.get(name)
             _check(v is None or isinstance(v, bool), f"{name} must be true or false")
         role = data.get("role")

@@ -70,6 +70,7 @@ def label(item: Mapping[str, Any], caller: str | None) -> str:
         flat(item.get("host") or "?"),
         f"project {flat(item.get('project') or '-')}",
         f"session {flat(item.get('session_id') or '?')}",
+        *([f"turn {item['n']}"] if isinstance(item.get("n"), int) else []),
         flat(item.get("role") or "?") + (" (sub-agent)" if item.get("subagent") else ""),
     ]
     line = " · ".join(parts)
@@ -157,6 +158,7 @@ def frame_search(
         head.append("(the current session could not be identified; hits may include it)")
     if result.get("daemon") is False:
         head.append("(no daemon running: answered from the index directly)")
+    head.extend(str(note) for note in result.get("notes") or [])
     if result.get("fallback") == "any" and result.get("message"):
         head.append(str(result["message"]))
     if not chosen:
@@ -200,6 +202,8 @@ def frame_session(result: Mapping[str, Any], caller: str | None, max_chars: int)
         head.append(f"resume: {flat(s['resume_command'], 1000)}")
     if result.get("daemon") is False:
         head.append("(no daemon running: answered from the index directly)")
+    if result.get("message") and result.get("turns"):
+        head.append(str(result["message"]))
     turns = list(result.get("turns") or [])
     w = result.get("window") or {}
     total = int(w.get("total") or 0)

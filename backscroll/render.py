@@ -33,6 +33,7 @@ def hits(result: dict[str, Any], tty: bool) -> str:
     lines: list[str] = []
     if result.get("daemon") is False and tty:
         lines.append("(no daemon running: searched the index directly)")
+    lines.extend(str(note) for note in result.get("notes") or [])
     if result.get("message") and (not result.get("hits") or result.get("fallback")):
         lines.append(result["message"])
     for hit in result.get("hits", []):
@@ -51,12 +52,23 @@ def hits(result: dict[str, Any], tty: bool) -> str:
         for ctx in hit.get("context", []):
             if ctx["position"] == "after":
                 lines.append(f"    · {ctx['role']}: {_one_line(ctx['text'])}")
+        lines.append(f"  {_opening(hit)}")
         if hit.get("resume_command"):
             lines.append(f"  resume: {hit['resume_command']}")
     if result.get("hits") and result.get("dropped"):
         lines.append("")
         lines.append(f"({result['dropped']} lower-ranked match(es) not shown; raise --limit)")
     return "\n".join(lines).lstrip("\n")
+
+
+def _opening(hit: dict[str, Any]) -> str:
+    """Where the hit sits, for every host: its session id, its turn number and the
+    command that shows it in its conversation."""
+    sid = hit.get("session_id") or "?"
+    n = hit.get("n")
+    if n is None:
+        return f"session {sid}"
+    return f"session {sid} turn {n}: backscroll show {sid} --host {hit.get('host')} --around {n}"
 
 
 def _one_line(text: str, limit: int = 160) -> str:
@@ -89,7 +101,10 @@ def session(result: dict[str, Any], tty: bool) -> str:
     if s.get("resume_command"):
         lines.append(f"resume: {s['resume_command']}")
     w = result.get("window", {})
-    lines.append(f"turns {w.get('first')}-{w.get('last')} of {w.get('total')}")
+    if result.get("turns"):
+        lines.append(f"turns {w.get('first')}-{w.get('last')} of {w.get('total')}")
+    if result.get("message"):
+        lines.append(str(result["message"]))
     for t in result.get("turns", []):
         lines.append("")
         role = t["role"] + (" (sub-agent)" if t.get("subagent") else "")

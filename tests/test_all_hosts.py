@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from backscroll.hosts import HOST_NAMES
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -264,3 +266,45 @@ def test_first_index_finds_aider_history_in_a_project_another_host_names(
     )
     hosts = json.loads(done.stdout)["hosts"]
     assert hosts["aider"]["turns"] > 0, "the first index missed the project's Aider history"
+
+
+def test_every_hosts_hits_name_their_session_and_turn_and_open_there(
+    isolated_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import re
+
+    from backscroll import cli
+
+    project = isolated_home.parent / "work" / "app"
+    _populate(isolated_home, project)
+    config = isolated_home / ".config" / "backscroll" / "config.yaml"
+    config.parent.mkdir(parents=True)
+    config.write_text(f"index:\n  project_roots: [{json.dumps(str(project))}]\n")
+    assert cli.main(["index", "--json"]) == 0
+    capsys.readouterr()
+
+    def run(*argv: str) -> str:
+        assert cli.main(list(argv)) in (0, 1)
+        return capsys.readouterr().out
+
+    sessions = json.loads(run("sessions", "--json", "--limit", "1000"))["sessions"]
+    first = {}
+    for s in sessions:
+        first.setdefault(s["host"], s["session_id"])
+    assert set(first) == set(HOST_NAMES)
+    for host, sid in sorted(first.items()):
+        turns = json.loads(run("show", sid, "--host", host, "--json"))["turns"]
+        words = sorted(re.findall(r"[^\W\d_]{5,}", turns[-1]["text"]), key=len)
+        assert words, (host, turns[-1])
+        word = words[-1]
+        text = run("search", word, "--host", host, "--session", sid, "--limit", "1")
+        opening = rf"session {re.escape(sid)} turn (\d+): backscroll show (\S+) --host (\S+)"
+        found = re.search(opening, text)
+        assert found, (host, text)
+        n = int(found.group(1))
+        assert found.group(2, 3) == (sid, host)
+        shown = json.loads(
+            run("show", sid, "--host", host, "--around", str(n), "--window", "1", "--json")
+        )
+        assert [t["n"] for t in shown["turns"]] == [n]
+        assert word.lower() in shown["turns"][0]["text"].lower(), (host, word)

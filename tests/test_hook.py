@@ -214,33 +214,76 @@ def test_with_a_daemon_running_the_hook_asks_it(tmp_path: Path) -> None:
     assert (unrelated.returncode, unrelated.stdout) == (0, b"")
 
 
+def write_session(home: Path, session: str, *texts: str, cwd: str = "/p") -> None:
+    """A Claude Code transcript of user turns under ``home``."""
+    folder = home / ".claude" / "projects" / "-extra"
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = [claude_user_line(session, f"{session}-{i}", t, cwd) for i, t in enumerate(texts)]
+    (folder / f"{session}.jsonl").write_text("".join(lines), encoding="utf-8")
+
+
 def test_many_related_sessions_stay_within_the_context_budget(tmp_path: Path) -> None:
-    populate(tmp_path / "home", copies=6, codex=False)
+    home = tmp_path / "home"
+    populate(home)
+    for i in range(30):  # other conversations: three sessions of 40 are a small share
+        write_session(home, session_uuid(600 + i), f"everyday request number {i}")
+    filler = " ".join(["the tokenizer"] * 400)
+    for i in range(3):
+        write_session(home, session_uuid(500 + i), f"zorblax quuxification step {i}. {filler}")
     assert run_cli(tmp_path, "index").returncode == 0
-    text = context_of(run_hook(tmp_path, "claude-code", claude_input(RECALLS_HEXPM)))
+    prompt = "how did the zorblax quuxification go?"
+    text = context_of(run_hook(tmp_path, "claude-code", claude_input(prompt)))
     labels = [ln for ln in text.splitlines() if ln.startswith("── ") and "· session " in ln]
-    # Six sessions hold the same copied turns: search shows each turn once (the
-    # other sessions go to also_in), so the context is one session, not six copies.
-    assert len(labels) == 1
+    assert len(labels) == hook.MAX_HITS == 3
     assert len(text) <= hook.MAX_CONTEXT_CHARS
 
 
-def test_keywords_are_the_prompts_distinctive_words() -> None:
+def test_keywords_are_the_prompts_candidate_words() -> None:
     words = hook.keywords("Can you please fix the flaky Parser test again? It's in parser_utils.py")
-    assert words == ["flaky", "parser", "test", "utils"]
+    assert words == ["flaky", "parser", "test", "parser_utils.py"]
     many = hook.keywords(
         "compare tokenizer migration rollback checkpoint vacuum journal triggers pragmas"
     )
     assert len(many) == hook.MAX_WORDS and "tokenizer" in many and "migration" in many
     assert hook.keywords("ok do it now, thanks!") == []
+    # Identifiers, ticket and error numbers are kept; versions, dates and short numbers not.
+    assert hook.keywords("did JIRA-4411 fix E0502 in v1.2.3 on 2026-02-10, see #4411 or 42") == [
+        "jira-4411", "e0502", "4411",
+    ]  # fmt: skip
 
 
-def test_a_longer_prompt_needs_more_shared_words() -> None:
-    assert hook.needed(["a1", "b2"]) == 2
-    assert hook.needed(["w1", "w2", "w3", "w4"]) == 2
-    assert hook.needed(["w1", "w2", "w3", "w4", "w5"]) == 3
-    hit = {"excerpt": "Indexing the tokens", "matches": [[0, 8], [13, 19]]}
-    assert hook.matched_terms(hit, ["index", "token", "vacuum"]) == {"index", "token"}
+def rarity(sessions: int, **counts: int) -> hook.Rarity:
+    return hook.Rarity(sessions, counts)
+
+
+def test_one_rare_shared_word_recalls_and_one_common_word_never_does() -> None:
+    r = rarity(1000, paxakope943=1, decide=400, database=150)
+    assert hook.related({"paxakope943"}, ["decide", "paxakope943"], r)
+    assert not hook.related({"decide"}, ["decide", "paxakope943"], r)
+    assert not hook.related({"database", "decide"}, ["database", "decide"], r)
+    # In an index of a few sessions only a word of a single one is rare.
+    small = rarity(6, once=1, twice=2)
+    assert hook.related({"once"}, ["once"], small)
+    assert not hook.related({"twice"}, ["twice"], small)
+
+
+def test_distinctive_words_recall_together_only_when_unlikely_by_chance() -> None:
+    r = rarity(1000, tokenizer=12, rollback=9, vacuum=40, journal=45, pragma=30, trigger=35)
+    assert hook.related({"tokenizer", "rollback"}, ["tokenizer", "rollback"], r)
+    assert not hook.related({"tokenizer"}, ["tokenizer", "rollback"], r)
+    # Words in 4 % of sessions each: a pair of them meets by chance.
+    assert not hook.related({"vacuum", "journal"}, ["vacuum", "journal"], r)
+    # A long prompt offers more pairs to meet by chance than a short one.
+    long_prompt = ["tokenizer", "rollback", "vacuum", "journal", "pragma", "trigger"]
+    assert not hook.related({"vacuum", "pragma"}, long_prompt, r)
+    assert hook.related({"vacuum", "pragma", "trigger", "journal"}, long_prompt, r)
+
+
+def test_matched_words_map_back_to_their_stemmed_or_compound_terms() -> None:
+    hit = {"excerpt": "Indexing the tokens of parse config", "matches": [[0, 8], [13, 19],
+           [23, 28], [29, 35]]}  # fmt: skip
+    terms = ["index", "token", "vacuum", "parse_config"]
+    assert hook.matched_terms(hit, terms) == {"index", "token", "parse_config"}
 
 
 def test_a_daemon_that_never_answers_is_passed_over_for_the_index(shared: Path) -> None:
@@ -287,7 +330,45 @@ def test_strong_hits_keep_one_per_session_and_at_most_max_hits() -> None:
             hit("s3", both),
             hit("s4", both),
             hit("s5", "only the exporter"),
-        ]
+        ],
+        "rarity": {"sessions": 1000, "terms": {"exporter": 8, "constraint": 11}},
     }
     chosen = hook.strong_hits(result, ["exporter", "constraint"], "/p")
     assert [h["session_id"] for h in chosen] == ["s1", "s2", "s3"][: hook.MAX_HITS]
+
+
+RARE = session_uuid(700)
+
+
+def test_one_rare_identifier_recalls_its_session_with_and_without_a_daemon(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    populate(home, codex=False)
+    write_session(
+        home,
+        RARE,
+        "Let's rename the flag to paxakope943 so nothing else matches it.",
+        "Now check the build of the spotter project again.",
+    )
+    assert run_cli(tmp_path, "index").returncode == 0
+    prompt = "what did we decide about paxakope943 last time?"
+    direct = run_hook(tmp_path, "claude-code", claude_input(prompt))
+    with start_daemon(tmp_path) as daemon:
+        env = {"BACKSCROLL_SOCKET": str(daemon.socket_path)}
+        served = run_hook(tmp_path, "claude-code", claude_input(prompt), env)
+        own = run_hook(tmp_path, "claude-code", claude_input(prompt, session=RARE), env)
+        # "build" and "project" are in this session too, but in most of the others as well.
+        common = run_hook(tmp_path, "claude-code", claude_input("check the build project"), env)
+        assert daemon.stop() == 0
+    for done in (direct, served):
+        text = context_of(done)
+        assert f"session {RARE}" in text and "paxakope943" in text
+    assert (own.returncode, own.stdout) == (0, b"")
+    assert (common.returncode, common.stdout) == (0, b"")
+
+
+def test_a_stemmed_form_of_distinctive_words_recalls(shared: Path) -> None:
+    # The HEXPM session says "opentelemetry_exporter" and "constraints".
+    done = run_hook(shared, "claude-code", claude_input("the opentelemetry exporters constraint?"))
+    assert f"session {HEXPM}" in context_of(done)

@@ -154,7 +154,7 @@ QUERIES: list[tuple[str, str]] = [
     ("🦀 ferris", "t-intl"),
     ("שלום", "t-intl"),
     ("\u202eferris", "t-intl"),  # an RTL override glued to a word
-    ('"" AND "', "common words"),
+    ('"" AND "', "no words"),  # AND is an operator: no word is left
     ("login_user " + "x" * 9990, "t-login"),  # 10,000 characters, one huge word
     (" ".join(["handler"] + [f"w{i}" for i in range(1800)])[:10_000], "t-login"),
 ]

@@ -390,3 +390,107 @@ def test_the_sdk_client_connects_and_calls_a_tool(tmp_path: Path, indexed: dict[
     names, text, is_error = anyio.run(run)
     assert names == ["search_history", "list_sessions", "read_session"]
     assert not is_error and text.startswith(recall.HEADER)
+
+
+# --------------------------------------------------------------------------- protocol, schemas
+
+
+def test_tools_are_titled_annotated_read_only_and_declare_output_schemas(
+    anon: McpProcess,
+) -> None:
+    for tool in anon.request("tools/list")["result"]["tools"]:
+        assert tool["title"] and tool["annotations"]["title"] == tool["title"]
+        assert tool["annotations"]["readOnlyHint"] is True
+        assert tool["annotations"]["destructiveHint"] is False
+        assert tool["outputSchema"]["type"] == "object"
+
+
+def test_every_structured_result_satisfies_its_tools_output_schema(anon: McpProcess) -> None:
+    import jsonschema
+
+    schemas = {t["name"]: t["outputSchema"] for t in anon.request("tools/list")["result"]["tools"]}
+    calls = [
+        ("search_history", {"query": "phoenix", "context": 1}),
+        ("search_history", {"query": "zebracrossing"}),
+        ("list_sessions", {}),
+        ("read_session", {"session": STAGE0, "around": 3}),
+        ("read_session", {"session": "0000"}),
+    ]
+    for name, args in calls:
+        result = anon.call(name, args)
+        assert result["isError"] is False
+        jsonschema.validate(result["structuredContent"], schemas[name])
+    # The schema is not vacuous: a hit without its turn number is refused.
+    hit = anon.call("search_history", {"query": "phoenix"})["structuredContent"]
+    del hit["hits"][0]["n"]
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(hit, schemas["search_history"])
+
+
+def test_a_hits_turn_number_opens_read_session_on_that_turn(anon: McpProcess) -> None:
+    hits = anon.call("search_history", {"query": "opentelemetry exporter replaced"})
+    hit = hits["structuredContent"]["hits"][0]
+    assert f"session {hit['session_id']} · turn {hit['n']}" in text_of(hits)
+    window = anon.call("read_session", {"session": hit["session_id"], "around": hit["n"]})
+    turns = {t["n"]: t for t in window["structuredContent"]["turns"]}
+    assert hit["n"] in turns
+    plain = hit["excerpt"].removeprefix("…").split(" […")[0][:60]
+    assert plain in turns[hit["n"]]["text"]
+
+
+def test_read_session_past_the_end_says_so_and_shows_the_last_turns(anon: McpProcess) -> None:
+    result = anon.call("read_session", {"session": STAGE0, "around": 99, "window": 3})
+    data = result["structuredContent"]
+    assert [t["n"] for t in data["turns"]] == [14, 15, 16]
+    assert "turn 99 is past the end: this session has 16 turn(s)" in data["message"]
+    assert "turn 99 is past the end" in text_of(result)
+
+
+def test_lifecycle_requests_are_answered_and_bad_messages_get_json_rpc_errors(
+    anon: McpProcess,
+) -> None:
+    assert anon.request("ping")["result"] == {}
+    unknown = anon.request("resources/list")
+    assert unknown["error"]["code"] == -32601
+    assert anon.request("tools/call", [1, 2])["error"]["code"] == -32602
+    assert (
+        anon.request("tools/call", {"name": "list_sessions", "arguments": "x"})["error"]["code"]
+        == -32602
+    )
+    assert anon.proc.stdin is not None and anon.proc.stdout is not None
+    anon.proc.stdin.write("{not json\n")
+    anon.proc.stdin.flush()
+    parse = json.loads(anon.proc.stdout.readline())
+    assert parse["id"] is None and parse["error"]["code"] == -32700
+    # Still serving afterwards.
+    assert anon.request("ping")["result"] == {}
+
+
+@pytest.mark.parametrize(("asked", "given"), [
+    ("2024-11-05", "2024-11-05"), ("2025-06-18", "2025-06-18"), ("1999-01-01", "2025-11-25"),
+])  # fmt: skip
+def test_initialize_agrees_on_a_protocol_version_the_server_speaks(
+    tmp_path: Path, asked: str, given: str
+) -> None:
+    (tmp_path / "home").mkdir(exist_ok=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "backscroll", "mcp"],
+        input=json.dumps({"jsonrpc": "2.0", "id": "a", "method": "initialize",
+                          "params": {"protocolVersion": asked, "capabilities": {},
+                                     "clientInfo": {"name": "t", "version": "0"}}}) + "\n",
+        env=server_env(tmp_path), capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    reply = json.loads(proc.stdout.splitlines()[0])
+    assert reply["id"] == "a" and reply["result"]["protocolVersion"] == given
+    assert proc.returncode == 0
+
+
+def test_the_server_imports_no_mcp_sdk_and_nothing_of_the_daemon(tmp_path: Path) -> None:
+    code = (
+        "import sys; import backscroll.mcp_server; "
+        "bad = [m for m in sys.modules if m.split('.')[0] in "
+        "('mcp', 'mcp_types', 'anyio', 'pydantic', 'watchdog', 'apscheduler', 'aiosqlite') "
+        "or m.startswith('backscroll.daemon') or m.startswith('backscroll.store')]; print(bad)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

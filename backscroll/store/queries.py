@@ -165,6 +165,9 @@ def session(p: SessionParams) -> Query:
     total = int(count[0][0])
     window = p.window or 20
     offset = max(p.around - 1 - window // 2, 0) if p.around is not None else 0
+    past_end = p.around is not None and p.around > total
+    if past_end:
+        offset = max(total - window, 0)  # the last turns, and a message saying why
     rows = yield (
         "SELECT role, ts, text, key, tainted, subagent, note FROM turns WHERE session = ?"
         " ORDER BY coalesce(ts, 0), seq, id LIMIT ? OFFSET ?",
@@ -201,8 +204,20 @@ def session(p: SessionParams) -> Query:
         },
         "turns": turns,
         "window": {"first": offset + 1, "last": offset + len(turns), "total": total},
-        "message": None if turns else "this session has no indexed turns in that window",
+        "message": _window_message(turns, p.around if past_end else None, total),
     }
+
+
+def _window_message(turns: list[dict[str, Any]], past: int | None, total: int) -> str | None:
+    """Why the window holds what it does (None: it holds what was asked for)."""
+    if total == 0:
+        return "this session has no indexed turns"
+    if past is not None:
+        return (
+            f"turn {past} is past the end: this session has {total} turn(s); "
+            f"showing the last {len(turns)}"
+        )
+    return None if turns else "this session has no indexed turns in that window"
 
 
 def totals() -> Query:

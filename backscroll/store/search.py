@@ -11,7 +11,9 @@ import time
 from collections.abc import Generator, Sequence
 from typing import Any
 
+from backscroll import rarity
 from backscroll.protocol import RESULT_SCHEMA, SearchParams
+from backscroll.store import doc_freq, match
 from backscroll.store.queries import (
     MARK_END,
     MARK_START,
@@ -30,24 +32,6 @@ its me my no not of on or our she so that the their them then there these they t
 were what when where which who why will with you your do does did can could would should
 how about"""
 STOPWORDS = frozenset(_STOP_TEXT.split())
-
-_TOKEN = re.compile(r'"([^"]*)"|(\S+)')
-
-
-def terms_of(text: str) -> list[str]:
-    """Words and "quoted phrases" of a query, in order."""
-    out: list[str] = []
-    for m in _TOKEN.finditer(text):
-        term = (m.group(1) if m.group(1) is not None else m.group(2)).strip()
-        if term and re.search(r"\w", term):
-            out.append(term)
-    return out
-
-
-def fts_match(terms: list[str], any_word: bool) -> str:
-    """An FTS5 MATCH string in which every term is a quoted string: no syntax leaks."""
-    quoted = ['"' + t.replace('"', '""') + '"' for t in terms]
-    return (" OR " if any_word else " ").join(quoted)
 
 
 def _filters(p: SearchParams, now: float) -> tuple[str, list[Any]]:
@@ -78,7 +62,8 @@ _HIT_COLS = (
 
 def search(p: SearchParams, *, fts: bool, enabled_hosts: Sequence[str] | None = None) -> Query:
     now = time.time()
-    terms = terms_of(p.query)
+    parsed = match.parse(p.query)
+    terms = parsed.terms
     out: dict[str, Any] = {
         "schema": RESULT_SCHEMA,
         "query": p.query,
@@ -89,6 +74,12 @@ def search(p: SearchParams, *, fts: bool, enabled_hosts: Sequence[str] | None = 
         "fallback": None,
         "ranked": fts,
     }
+    if parsed.notes:
+        out["notes"] = parsed.notes
+    problem = parsed.error()
+    if problem:
+        out["message"] = problem
+        return out
     if not terms:
         out["message"] = "the query has no words to search for; give one or more words"
         return out
@@ -111,10 +102,18 @@ def search(p: SearchParams, *, fts: bool, enabled_hosts: Sequence[str] | None = 
             "`backscroll index`, then search again"
         )
         return out
+    if p.doc_freq:
+        out["rarity"] = yield from doc_freq.rarity(p, terms, fts)
+        parsed = doc_freq.without_common(parsed, out["rarity"])
+        if not parsed.groups:
+            out["message"] = "every word is common in this index: nothing distinctive to find"
+            return out
     any_word = p.any
-    ids, total = yield from _ranked(p, terms, any_word, fts, now)
-    if not ids and not any_word and len(terms) > 1:
-        any_ids, any_total = yield from _ranked(p, terms, True, fts, now)
+    ids, total = yield from _ranked(p, parsed, any_word, fts, now)
+    if p.doc_freq:
+        ids = yield from _rare_first(p, parsed, out["rarity"], ids, fts, now)
+    if not ids and not any_word and len(parsed.groups) > 1:
+        any_ids, any_total = yield from _ranked(p, parsed, True, fts, now)
         if any_ids:
             if p.fallback:
                 ids, total, any_word = any_ids, any_total, True
@@ -129,36 +128,36 @@ def search(p: SearchParams, *, fts: bool, enabled_hosts: Sequence[str] | None = 
                 )
                 return out
     if not ids:
-        out["message"] = yield from _explain_empty(p, terms, fts, now)
+        out["message"] = yield from _explain_empty(p, parsed, fts, now)
         return out
-    hits = yield from _hits(ids, terms, any_word, fts)
+    hits = yield from _hits(ids, parsed, any_word, fts)
     out["total"] = total
     yield from _bound(out, hits, p)
     return out
 
 
 def _ranked(
-    p: SearchParams, terms: list[str], any_word: bool, fts: bool, now: float
+    p: SearchParams, parsed: match.Parsed, any_word: bool, fts: bool, now: float
 ) -> Generator[tuple[str, tuple[Any, ...]], list[Row], tuple[list[int], int]]:
     where, args = _filters(p, now)
     limit = max(p.limit, 1) if p.limit else 10
     if fts:
-        match = fts_match(terms, any_word)
+        expr = match.fts_match(parsed, any_word)
         base = (
             "FROM turns_fts JOIN turns t ON t.id = turns_fts.rowid"
             " JOIN sessions s ON s.id = t.session WHERE turns_fts MATCH ?" + where
         )
         rows = yield (
             f"SELECT t.id {base} ORDER BY bm25(turns_fts), t.ts DESC LIMIT ?",
-            (match, *args, limit),
+            (expr, *args, limit),
         )
         if not rows:
             return [], 0
         if not p.count:
             return [int(r[0]) for r in rows], len(rows)
-        count = yield (f"SELECT count(*) FROM (SELECT 1 {base} LIMIT {COUNT_CAP})", (match, *args))
+        count = yield (f"SELECT count(*) FROM (SELECT 1 {base} LIMIT {COUNT_CAP})", (expr, *args))
     else:
-        like, like_args = _like(terms, any_word)
+        like, like_args = match.like_where(parsed, any_word)
         base = "FROM turns t JOIN sessions s ON s.id = t.session WHERE " + like + where
         rows = yield (
             f"SELECT t.id {base} ORDER BY t.ts DESC LIMIT ?",
@@ -175,20 +174,33 @@ def _ranked(
     return [int(r[0]) for r in rows], int(count[0][0])
 
 
-def _like(terms: list[str], any_word: bool) -> tuple[str, list[str]]:
-    parts = ["t.text LIKE ? ESCAPE '\\'" for _ in terms]
-    args = ["%" + t.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-            for t in terms]  # fmt: skip
-    return "(" + (" OR " if any_word else " AND ").join(parts) + ")", args
+def _rare_first(
+    p: SearchParams,
+    parsed: match.Parsed,
+    found: dict[str, Any],
+    ids: list[int],
+    fts: bool,
+    now: float,
+) -> Generator[tuple[str, tuple[Any, ...]], list[Row], list[int]]:
+    """Turns holding a rare word ahead of the rest: bm25 weighs a rare word in a
+    long turn below two less rare ones in a short turn, and the hook must see it."""
+    judge = rarity.Rarity(found["sessions"], found["terms"])
+    rare = [[t] for group in parsed.groups for t in group if judge.rare(t.text)]
+    if not rare or len(rare) == len(parsed.terms):
+        return ids
+    only_rare = match.Parsed(groups=rare, exclude=parsed.exclude)
+    first, _total = yield from _ranked(p, only_rare, True, fts, now)
+    seen = set(first)
+    return (first + [i for i in ids if i not in seen])[: max(len(ids), len(first))]
 
 
 def _explain_empty(
-    p: SearchParams, terms: list[str], fts: bool, now: float
+    p: SearchParams, parsed: match.Parsed, fts: bool, now: float
 ) -> Generator[tuple[str, tuple[Any, ...]], list[Row], str]:
-    words = " ".join(terms)
+    words = " ".join(parsed.terms)
     if p.since_days is not None or p.since is not None:
         wider = SearchParams(**{**p.to_dict(), "since_days": None, "since": None})
-        ids, total = yield from _ranked(wider, terms, p.any, fts, now)
+        ids, total = yield from _ranked(wider, parsed, p.any, fts, now)
         if ids:
             window = f"the last {p.since_days:g} days" if p.since_days is not None else "the window"
             return (
@@ -207,7 +219,7 @@ def _explain_empty(
 
 
 def _hits(
-    ids: list[int], terms: list[str], any_word: bool, fts: bool
+    ids: list[int], parsed: match.Parsed, any_word: bool, fts: bool
 ) -> Generator[tuple[str, tuple[Any, ...]], list[Row], list[dict[str, Any]]]:
     marks = ",".join("?" * len(ids))
     if fts:
@@ -216,7 +228,7 @@ def _hits(
             " FROM turns_fts JOIN turns t ON t.id = turns_fts.rowid"
             " JOIN sessions s ON s.id = t.session"
             f" WHERE turns_fts MATCH ? AND turns_fts.rowid IN ({marks})",
-            (fts_match(terms, any_word), *ids),
+            (match.fts_match(parsed, any_word), *ids),
         )
     else:
         rows = yield (
@@ -224,7 +236,7 @@ def _hits(
             f" WHERE t.id IN ({marks})",
             tuple(ids),
         )
-        rows = [(*r[:-1], _mark_plain(str(r[-1]), terms)) for r in rows]
+        rows = [(*r[:-1], _mark_plain(str(r[-1]), parsed.terms)) for r in rows]
     by_id = {int(r[0]): r for r in rows}
     hits: list[dict[str, Any]] = []
     for tid in ids:
@@ -300,6 +312,10 @@ def _bound(
             if i + 1 < len(hits):
                 out["dropped_for_size"] = len(hits) - i - 1
             break
+    if kept:
+        positions = yield from _positions([hit["_id"] for hit in kept])
+        for hit in kept:
+            hit["n"] = positions.get(hit["_id"])
     for hit in kept:
         for key in [k for k in hit if k.startswith("_")]:
             del hit[key]
@@ -311,6 +327,21 @@ def _bound(
             " matches; narrow with filters or raise --limit"
         )
     return None
+
+
+def _positions(
+    ids: list[int],
+) -> Generator[tuple[str, tuple[Any, ...]], list[Row], dict[int, int]]:
+    """Each turn's 1-based position in its session, in the order ``session`` reads
+    them (so ``show --around n`` and ``read_session(around=n)`` open it)."""
+    marks = ",".join("?" * len(ids))
+    rows = yield (
+        "SELECT t.id, (SELECT count(*) FROM turns u WHERE u.session = t.session"
+        " AND (coalesce(u.ts, 0), u.seq, u.id) <= (coalesce(t.ts, 0), t.seq, t.id))"
+        f" FROM turns t WHERE t.id IN ({marks})",
+        tuple(ids),
+    )
+    return {int(r[0]): int(r[1]) for r in rows}
 
 
 def _context(

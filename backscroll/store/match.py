@@ -1,0 +1,125 @@
+"""The search query language, and the FTS5 MATCH string (or LIKE terms) built from it.
+
+What a user may type::
+
+    word other        turns with both (all words; ``any`` makes it either)
+    "a phrase"        the words in this order
+    word*             any word starting so (``pars*``: parse, parser, parsing)
+    -word, NOT word   leave out turns holding the word (or "-a phrase")
+    a OR b            either (``AND`` between words is the default and may be written)
+
+Every word reaches FTS5 as a quoted string (``"word"``, ``"word" *``), and the
+operators are written here, so nothing a user types can make an FTS5 syntax
+error. FTS5 syntax backscroll does not take (``NEAR(...)``, a column filter,
+parentheses, ``^``) is searched as plain words; ``NEAR`` gets a one-line note
+saying so. A query that cannot run (only words to leave out) gets a one-line
+explanation instead of hits.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+_TOKEN = re.compile(r'(-?)"([^"]*)"(\*?)|(\S+)')
+_WORDISH = re.compile(r"\w")
+
+
+@dataclass(frozen=True)
+class Term:
+    text: str
+    prefix: bool = False
+
+    def fts(self) -> str:
+        return '"' + self.text.replace('"', '""') + '"' + (" *" if self.prefix else "")
+
+
+@dataclass
+class Parsed:
+    """Positive terms in AND-ed groups of OR-ed alternatives, and exclusions."""
+
+    groups: list[list[Term]] = field(default_factory=list)
+    exclude: list[Term] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def terms(self) -> list[str]:
+        """The words to find, in order (for messages, highlighting and rarity)."""
+        return [t.text for group in self.groups for t in group]
+
+    def error(self) -> str | None:
+        if not self.groups and self.exclude:
+            return (
+                "the query has only words to leave out (-word, NOT word); add a word to find, "
+                "e.g. `parser -test`"
+            )
+        return None
+
+
+def parse(query: str) -> Parsed:
+    out = Parsed()
+    query = query.replace("\x00", " ")  # FTS5 reads a string only up to a NUL
+    pending_or = False
+    negate = False
+    for m in _TOKEN.finditer(query):
+        dash, quoted, star, bare = m.groups()
+        if bare is not None:
+            if bare == "OR":
+                pending_or = bool(out.groups)
+                continue
+            if bare == "AND":
+                continue
+            if bare == "NOT":
+                negate = True
+                continue
+            if bare.startswith("NEAR(") and "NEAR" not in " ".join(out.notes):
+                out.notes.append(
+                    "NEAR(...) is not supported: its words were searched anywhere in a turn"
+                )
+            is_exclusion = bare.startswith("-") and not bare.startswith("--")
+            text = bare[1:] if is_exclusion else bare
+            prefix = text.endswith("*") and bool(_WORDISH.search(text))
+            text = text.rstrip("*") if prefix else text
+            text = text.removeprefix("NEAR(").strip("()^")
+            term = Term(text, prefix)
+            exclude = is_exclusion or negate
+        else:
+            term = Term(quoted.strip(), bool(star))
+            exclude = bool(dash) or negate
+        negate = False
+        if not _WORDISH.search(term.text):
+            continue
+        if exclude:
+            out.exclude.append(term)
+            pending_or = False
+        elif pending_or:
+            out.groups[-1].append(term)
+            pending_or = False
+        else:
+            out.groups.append([term])
+    return out
+
+
+def fts_match(parsed: Parsed, any_word: bool) -> str:
+    """The FTS5 MATCH string: every term quoted, operators written here."""
+    groups = ["(" + " OR ".join(t.fts() for t in g) + ")" for g in parsed.groups]
+    find = " OR ".join(groups) if any_word else " AND ".join(groups)
+    if not parsed.exclude:
+        return find
+    return f"({find}) NOT (" + " OR ".join(t.fts() for t in parsed.exclude) + ")"
+
+
+def like_escape(text: str) -> str:
+    return "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def like_where(parsed: Parsed, any_word: bool) -> tuple[str, list[str]]:
+    """The same query as LIKE terms on ``t.text`` (no FTS5: substrings, no stemming)."""
+    like = "t.text LIKE ? ESCAPE '\\'"
+    groups = ["(" + " OR ".join(like for _ in g) + ")" for g in parsed.groups]
+    args = [like_escape(t.text) for g in parsed.groups for t in g]
+    where = "(" + (" OR " if any_word else " AND ").join(groups) + ")"
+    for t in parsed.exclude:
+        where += " AND t.text NOT LIKE ? ESCAPE '\\'"
+        args.append(like_escape(t.text))
+    return where, args

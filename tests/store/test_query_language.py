@@ -1,0 +1,129 @@
+"""The query language over a real index file, with FTS5 and without it (LIKE)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from backscroll.model import ReadResult, Session, Turn
+from backscroll.protocol import SearchParams
+from backscroll.store import match, open_writer
+from backscroll.store.queries import run_sync
+from backscroll.store.search import search
+from backscroll.store.writer import FileStat, IndexWriter, Update
+
+TURNS = {
+    "s-parser": ["the parser crashed on unit test input", "we rewrote the parser tokenizer"],
+    "s-parsing": ["parsing is slow in production", "the quick brown fox jumps"],
+    "s-other": ["brown fox sleeps", "unit tests pass for the migration"],
+}
+
+
+@pytest.fixture(scope="module", params=[True, False], ids=["fts5", "like"])
+def index(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[IndexWriter, bool]]:
+    w = open_writer(tmp_path_factory.mktemp("ql") / "index.db")
+    for n, (session, texts) in enumerate(TURNS.items()):
+        turns = tuple(
+            Turn(session, f"k{i}", "user", t, 1_700_000_000.0 + i, seq=i)
+            for i, t in enumerate(texts)
+        )
+        w.apply(
+            Update(
+                path=f"/{n}.jsonl",
+                host="codex",
+                stat=FileStat(size=1, mtime_ns=1, inode=1),
+                reader_version=1,
+                based_on=None,
+                fresh=True,
+                result=ReadResult(
+                    turns=turns, sessions=(Session(session, project="/p"),), position=1
+                ),
+            )
+        )
+    yield w, bool(request.param)
+    w.close()
+
+
+def ask(index: tuple[IndexWriter, bool], query: str, **params: Any) -> dict[str, Any]:
+    writer, fts = index
+    result: dict[str, Any] = run_sync(
+        writer.conn, search(SearchParams(query=query, limit=50, **params), fts=fts)
+    )
+    return result
+
+
+def texts(result: dict[str, Any]) -> set[str]:
+    return {h["excerpt"] for h in result["hits"]}
+
+
+def test_a_dash_or_not_leaves_turns_with_the_word_out(index: tuple[IndexWriter, bool]) -> None:
+    for query in ("parser -unit", "parser NOT unit"):
+        assert texts(ask(index, query)) == {"we rewrote the parser tokenizer"}
+    assert texts(ask(index, 'fox -"brown fox sleeps"')) == {"the quick brown fox jumps"}
+
+
+def test_a_star_matches_a_prefix(index: tuple[IndexWriter, bool]) -> None:
+    found = texts(ask(index, "pars*"))
+    assert "parsing is slow in production" in found
+    assert "the parser crashed on unit test input" in found
+
+
+def test_a_quoted_phrase_stays_a_phrase(index: tuple[IndexWriter, bool]) -> None:
+    assert texts(ask(index, '"brown fox"')) == {"brown fox sleeps", "the quick brown fox jumps"}
+    assert texts(ask(index, '"fox brown"')) == set()
+    assert texts(ask(index, "fox brown")) == {"brown fox sleeps", "the quick brown fox jumps"}
+
+
+def test_or_finds_either_and_and_is_the_default(index: tuple[IndexWriter, bool]) -> None:
+    assert texts(ask(index, "sleeps OR jumps")) == {
+        "brown fox sleeps", "the quick brown fox jumps",
+    }  # fmt: skip
+    assert texts(ask(index, "brown AND sleeps")) == {"brown fox sleeps"}
+
+
+def test_only_words_to_leave_out_get_a_one_line_explanation(
+    index: tuple[IndexWriter, bool],
+) -> None:
+    result = ask(index, "-parser NOT fox")
+    assert result["hits"] == []
+    assert "only words to leave out" in result["message"] and "\n" not in result["message"]
+
+
+def test_near_is_searched_as_words_with_a_note(index: tuple[IndexWriter, bool]) -> None:
+    result = ask(index, "NEAR(parser tokenizer)")
+    assert texts(result) == {"we rewrote the parser tokenizer"}
+    assert result["notes"] == [
+        "NEAR(...) is not supported: its words were searched anywhere in a turn"
+    ]
+
+
+def test_every_word_reaches_fts5_quoted_and_the_operators_are_written_by_backscroll() -> None:
+    parsed = match.parse('pars* -unit "brown fox" a OR b NOT "x y"* col:v')
+    assert match.fts_match(parsed, False) == (
+        '(("pars" *) AND ("brown fox") AND ("a" OR "b") AND ("col:v")) NOT ("unit" OR "x y" *)'
+    )
+
+
+FTS5_BITS = st.sampled_from(
+    ["AND", "OR", "NOT", "NEAR(", ")", "(", '"', "*", "^", "-", "+", ":", "{", "}", "col:",
+     "parser", "fox", "--", "\x00", "'", ";", "\\"]
+)  # fmt: skip
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.lists(st.one_of(FTS5_BITS, st.text(max_size=6)), max_size=8).map(" ".join))
+def test_whatever_is_typed_gets_hits_or_a_one_line_answer_never_an_error(
+    index: tuple[IndexWriter, bool], query: str
+) -> None:
+    result = ask(index, query)
+    assert isinstance(result["hits"], list)
+    if not result["hits"]:
+        assert result["message"] and "\n" not in result["message"]
