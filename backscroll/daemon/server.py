@@ -30,6 +30,7 @@ from backscroll.daemon.connection import serve_connection
 from backscroll.daemon.handlers import DaemonContext, ReadPool
 from backscroll.daemon.indexer import HostSpec, Indexer, build_hosts
 from backscroll.daemon.logging import setup_logging
+from backscroll.daemon.team import TeamRunner
 from backscroll.daemon.watcher import Watcher
 from backscroll.daemon.worker import Worker
 from backscroll.errors import BackscrollError
@@ -142,6 +143,7 @@ class Daemon:
         self.ctx: DaemonContext | None = None
         self.debouncer: Debouncer | None = None
         self.clients: set[asyncio.Task[None]] = set()
+        self.team = TeamRunner()
 
     # ------------------------------------------------------------------ startup
 
@@ -176,7 +178,9 @@ class Daemon:
             self.pool, self.worker, self.watcher, self.socket_path,
             [s.host for s in indexer.hosts], flush=self.debouncer.flush,
         )  # fmt: skip
+        self.ctx.team = self.team.report
         await self._listen()
+        await self.team.start(self.config, self.pool, self.worker)
         self.worker.submit("reconcile")
         self._start_scheduler()
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -305,7 +309,7 @@ class Daemon:
             log.error("config reload failed; keeping the old config",
                       extra={"event": "reload_error", "error": str(exc)})  # fmt: skip
             return
-        self.config = new
+        old_team, self.config = self.config.team, new
         hosts = build_hosts(new)
         assert self.worker is not None and self.watcher is not None and self.ctx is not None
 
@@ -319,6 +323,9 @@ class Daemon:
         await asyncio.wrap_future(self.worker.swap_indexer(swap))
         self.watcher.set_roots(watch_list(hosts))
         self.ctx.enabled_hosts = [s.host for s in hosts]
+        if new.team != old_team and self.pool is not None:
+            await self.team.stop()
+            await self.team.start(new, self.pool, self.worker)
         self.worker.submit("reconcile")
         log.info("config reloaded", extra={"event": "reloaded", "hosts": len(hosts)})
 
@@ -340,6 +347,7 @@ class Daemon:
             self.scheduler.shutdown(wait=False)
         if self.watcher is not None:
             await asyncio.to_thread(self.watcher.stop)
+        await self.team.stop()
         if self.worker is not None:
             self.worker.stop()
             await asyncio.to_thread(self.worker.join, 30)

@@ -17,7 +17,7 @@ from pathlib import Path
 from backscroll.errors import DatabaseError
 
 #: Newest schema this code knows. A database newer than this is refused.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 BUSY_TIMEOUT_MS = 5000
 _FTS5: bool | None = None
 
@@ -144,12 +144,22 @@ def _m4_tail_hash(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE files ADD COLUMN tail_hash TEXT NOT NULL DEFAULT ''")
 
 
+def _m5_team_outbox(conn: sqlite3.Connection) -> None:
+    """The team outbox: every committed change to a turn, recorded by triggers
+    in the transaction that made it (only while ``meta.team_outbox`` is 1)."""
+    from backscroll.store.outbox import OUTBOX_DDL
+
+    for statement in OUTBOX_DDL:
+        conn.execute(statement)
+
+
 #: Numbered migrations, applied in order; ``PRAGMA user_version`` records the last.
 MIGRATIONS: tuple[tuple[int, Migration], ...] = (
     (1, _m1_base),
     (2, _m2_fts),
     (3, _m3_exclusions),
     (4, _m4_tail_hash),
+    (5, _m5_team_outbox),
 )
 
 _TRANSIENT = ("database is locked", "disk i/o error", "database schema is locked", "busy")
