@@ -90,6 +90,11 @@ def _under(project: str | None, roots: tuple[str, ...]) -> bool:
     return False
 
 
+def _clean(text: str | None) -> str | None:
+    """PostgreSQL text cannot hold NUL; SQLite's can (a transcript may carry one)."""
+    return text.replace("\x00", "") if text and "\x00" in text else text
+
+
 def remote_changes(
     turns: tuple[OutboxTurn, ...], machine: str, team: TeamConfig
 ) -> tuple[list[sql.Upsert], list[sql.Key]]:
@@ -103,8 +108,9 @@ def remote_changes(
             deletes.append(key)
             continue
         private = _under(t.project, team.private_projects)
-        upserts.append((*key, private, t.project, t.title, t.resume_command, t.role, t.ts,
-                        t.text, t.tainted, t.subagent))  # fmt: skip
+        upserts.append((*key, private, _clean(t.project), _clean(t.title),
+                        _clean(t.resume_command), t.role, t.ts, _clean(t.text) or "",
+                        t.tainted, t.subagent))  # fmt: skip
     return upserts, deletes
 
 
@@ -160,8 +166,14 @@ class Publisher:
                 if not sent:
                     await self._sleep(self.team.interval_s)
         finally:
-            if self._pool is not None:
-                await asyncio.to_thread(self._pool.close)
+            await asyncio.to_thread(self.close)
+
+    def close(self) -> None:
+        """Close the connection pool (a later round opens a new one)."""
+        pool, self._pool = self._pool, None
+        self._schema_ok = False
+        if pool is not None:
+            pool.close()
 
     async def round(self) -> bool:
         """One look at the outbox; True if something was sent."""

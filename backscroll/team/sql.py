@@ -1,6 +1,6 @@
 """Every statement backscroll runs on the team's PostgreSQL database.
 
-Kept in one module, as the SQLite statements are kept in ``backscroll.store``.
+Kept in one module, as the local index keeps its statements in its own package.
 """
 
 from __future__ import annotations
