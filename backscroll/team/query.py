@@ -49,7 +49,7 @@ def _excerpt(marked: str, limit: int) -> tuple[str, list[list[int]]]:
 
 def search(config: Config, params: dict[str, Any]) -> dict[str, Any]:
     """Search the team database with the local search's parameters."""
-    from backscroll.team import sql
+    from backscroll.team import driver, sql
     from backscroll.team.connect import check_schema, connect, first_line
 
     words = str(params.get("query", "")).strip()
@@ -71,8 +71,7 @@ def search(config: Config, params: dict[str, Any]) -> dict[str, Any]:
     if params.get("since_days") is not None:
         since = time.time() - float(params["since_days"]) * 86400
         filters["since"] = max(since, filters["since"] or since)
-    import psycopg
-
+    psycopg = driver()  # before anything else: a missing driver names the extra
     with connect(config.team) as conn:
         try:
             check_schema(conn)
