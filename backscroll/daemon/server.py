@@ -181,6 +181,7 @@ class Daemon:
         self.ctx.team = self.team.report
         await self._listen()
         await self.team.start(self.config, self.pool, self.worker)
+        self.worker.on_indexed = self._wake_team(loop)
         self.worker.submit("reconcile")
         self._start_scheduler()
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -203,6 +204,15 @@ class Daemon:
                 loop.call_soon_threadsafe(self.watcher.set_roots, wanted)
 
         return done
+
+    def _wake_team(self, loop: asyncio.AbstractEventLoop) -> Any:
+        team = self.team
+
+        def wake() -> None:
+            with contextlib.suppress(RuntimeError):  # the loop closed: shutting down
+                loop.call_soon_threadsafe(team.wake)
+
+        return wake
 
     def _on_fs_event(self, loop: asyncio.AbstractEventLoop) -> Any:
         def sink(path: Path, kind: str) -> None:

@@ -79,8 +79,9 @@ def test_team_init_prints_sql_that_installs_the_schema_and_check_reads_it_back(
 
     server = team_db.server
     server.admin("CREATE DATABASE fresh_team")
-    env = config_file(tmp_path, team_yaml(team_db, "carol", "m-c").replace(team_db.name,
-                                                                            "fresh_team"))
+    env = config_file(
+        tmp_path, team_yaml(team_db, "carol", "m-c").replace(team_db.name, "fresh_team")
+    )
     # Before: no schema, and --check says what the owner runs.
     server.admin("DO $$ BEGIN CREATE ROLE carol LOGIN PASSWORD 'member-secret';"
                  " EXCEPTION WHEN duplicate_object THEN NULL; END $$")  # fmt: skip

@@ -20,9 +20,7 @@ from tests.team.util import drain, local_publisher
 
 def _published_by_alice(tmp_path: Path, team_db: TeamDb, private: str) -> Path:
     db = indexed(tmp_path)
-    pub, writer = local_publisher(
-        db, team_db.team("alice", "m-alice", private_projects=(private,))
-    )
+    pub, writer = local_publisher(db, team_db.team("alice", "m-alice", private_projects=(private,)))
     try:
         drain(pub)
     finally:
