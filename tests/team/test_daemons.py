@@ -9,6 +9,7 @@ from typing import Any
 
 from tests.daemon.harness import DaemonProcess, claude_user_line, dump_turns, run_cli
 from tests.team.conftest import TeamDb
+from tests.team.pgserver import PASSWORD
 from tests.team.util import wait_until
 
 SESSION = "5e55a000-0000-4000-8000-0000000000{:02d}"
@@ -69,6 +70,10 @@ def test_two_daemons_publish_to_one_database_and_either_finds_both(
         assert "team: " in status.stdout and "laptop-a" in status.stdout
         text = team_search(a, "zebrafish")
         assert text["total"] == 2
+        team = a.call("status")["team"]
+        assert team["owner"] == "alice" and team["lag_s"] == 0 and team["last_error"] is None
+        for d in (a, b):  # the password is in no log line
+            assert PASSWORD not in d.stderr_text() and d.stderr_text()
 
 
 def test_a_daemon_killed_mid_publish_publishes_everything_once_after_restart(
@@ -91,3 +96,23 @@ def test_a_daemon_killed_mid_publish_publishes_everything_once_after_restart(
                    "the restarted daemon to catch up")  # fmt: skip
         remote = team_db.rows("host", "session_id", "turn_key")
         assert remote == sorted((h, s, k) for h, s, k, _r, _t in local)
+
+
+def test_a_reload_turns_publishing_on_for_a_running_daemon(
+    tmp_path: Path, team_db: TeamDb
+) -> None:
+    import signal
+
+    root = tmp_path / "a"
+    root.mkdir()
+    write_turn(root / "home", 1, "okapi before the team existed")
+    cfg = root / "config.yaml"
+    cfg.write_text("{}\n")
+    with DaemonProcess(root, env={"BACKSCROLL_CONFIG": str(cfg)}) as d:
+        d.wait_ready()
+        d.sync()
+        assert "team" not in d.call("status")
+        cfg.write_text(team_yaml(team_db, "alice", "laptop-a"))
+        d.send_signal(signal.SIGHUP)
+        wait_until(lambda: caught_up(d, 1), "publishing after the reload")
+        assert [r[3] for r in team_db.rows()] == [SESSION.format(1)]
