@@ -53,6 +53,7 @@ def main() -> int:
     ap.add_argument("--size-mb", type=int, default=20)
     ap.add_argument("--appends", type=int, default=40)
     ap.add_argument("--interval", type=float, default=0.5, help="team.interval_s")
+    ap.add_argument("--batch", type=int, default=500, help="team.batch_size")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
     server = start_server()
@@ -76,7 +77,7 @@ def main() -> int:
             from backscroll.config import TeamConfig
 
             team = TeamConfig(url=server.url("alice", "team"), password_file=str(pw),
-                              machine_id="bench", batch_size=500)  # fmt: skip
+                              machine_id="bench", batch_size=args.batch)  # fmt: skip
             # --- publish throughput, against one bare executemany of the same rows
             pub, writer = local_publisher(db, team)
             start = time.perf_counter()
@@ -100,12 +101,12 @@ def main() -> int:
                 conn.commit()
                 raw_s = time.perf_counter() - start
             print(f"corpus: {args.size_mb} MB, {n_turns} turns indexed")
-            print(f"publish: {n_turns / publish_s:,.0f} turns/s ({publish_s:.2f} s); "
+            print(f"publish (team.batch_size {args.batch}): {n_turns / publish_s:,.0f} turns/s ({publish_s:.2f} s); "
                   f"bare executemany of the same rows: {len(upserts) / raw_s:,.0f} turns/s "
                   f"({raw_s:.2f} s); ratio {publish_s / raw_s:.2f}x the bare time")  # fmt: skip
             # --- append -> team-searchable, through a real daemon
             cfg = (f"team:\n  url: {team.url}\n  password_file: {pw}\n  machine_id: bench\n"
-                   f"  interval_s: {args.interval}\n")  # fmt: skip
+                   f"  interval_s: {args.interval}\n  batch_size: {args.batch}\n")  # fmt: skip
             files = [p for p in corpus.transcripts(work / "home") if ".claude" in p.parts]
             rng = random.Random(args.seed)
             local: list[float] = []
