@@ -101,7 +101,8 @@ def main() -> int:
                 conn.commit()
                 raw_s = time.perf_counter() - start
             print(f"corpus: {args.size_mb} MB, {n_turns} turns indexed")
-            print(f"publish (team.batch_size {args.batch}): {n_turns / publish_s:,.0f} turns/s ({publish_s:.2f} s); "
+            print(f"publish (team.batch_size {args.batch}): {n_turns / publish_s:,.0f} turns/s "
+                  f"({publish_s:.2f} s); "
                   f"bare executemany of the same rows: {len(upserts) / raw_s:,.0f} turns/s "
                   f"({raw_s:.2f} s); ratio {publish_s / raw_s:.2f}x the bare time")  # fmt: skip
             # --- append -> team-searchable, through a real daemon

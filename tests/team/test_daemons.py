@@ -98,9 +98,7 @@ def test_a_daemon_killed_mid_publish_publishes_everything_once_after_restart(
         assert remote == sorted((h, s, k) for h, s, k, _r, _t in local)
 
 
-def test_a_reload_turns_publishing_on_for_a_running_daemon(
-    tmp_path: Path, team_db: TeamDb
-) -> None:
+def test_a_reload_turns_publishing_on_for_a_running_daemon(tmp_path: Path, team_db: TeamDb) -> None:
     import signal
 
     root = tmp_path / "a"
