@@ -64,10 +64,11 @@ class TeamRunner:
             self.error = str(exc)
             log.error("team publishing is off", extra={"event": "team_error", "error": str(exc)})
             return
-        from backscroll.team.publish import Publisher
+        from backscroll.team.publish import Publisher, settings
 
+        wanted = settings(team)
         queued = await asyncio.wrap_future(
-            worker.submit("call", lambda ix: outbox.enable(ix.writer))
+            worker.submit("call", lambda ix: outbox.enable(ix.writer, wanted))
         )
         self.publisher = Publisher(team, machine, DaemonOutbox(pool, worker))
         self.task = asyncio.get_running_loop().create_task(self.publisher.run())

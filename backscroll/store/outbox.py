@@ -114,14 +114,24 @@ ORDER BY o.id
 """
 
 
-def enable(writer: IndexWriter) -> int:
-    """Start recording changes; the first time, queue every turn already indexed.
-    Returns how many turns were queued."""
+def enable(writer: IndexWriter, settings: str = "") -> int:
+    """Start recording changes. The first time, and whenever ``settings`` (what
+    decides which turns are sent and how: excluded and private projects) differs
+    from the last call's, queue every turn already indexed, so a newly excluded
+    project is deleted remotely and a newly private one re-marked. Returns how
+    many turns were queued."""
     with writer.transaction():
-        row = writer.conn.execute("SELECT value FROM meta WHERE key = 'team_outbox'").fetchone()
-        if row and row[0] == "1":
+        rows = dict(
+            writer.conn.execute(
+                "SELECT key, value FROM meta WHERE key IN ('team_outbox', 'team_settings')"
+            ).fetchall()
+        )
+        if rows.get("team_outbox") == "1" and rows.get("team_settings", "") == settings:
             return 0
-        writer.conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('team_outbox', '1')")
+        writer.conn.executemany(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+            [("team_outbox", "1"), ("team_settings", settings)],
+        )
         cur = writer.conn.execute(
             "INSERT INTO team_outbox (host, session_id, turn_key, created_at)"
             " SELECT s.host, s.session_id, t.key, ? FROM turns t"
@@ -134,7 +144,7 @@ def enable(writer: IndexWriter) -> int:
 def disable(writer: IndexWriter) -> None:
     """Stop recording and drop what waits (enabling again re-queues everything)."""
     with writer.transaction():
-        writer.conn.execute("DELETE FROM meta WHERE key = 'team_outbox'")
+        writer.conn.execute("DELETE FROM meta WHERE key IN ('team_outbox', 'team_settings')")
         writer.conn.execute("DELETE FROM team_outbox")
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import random
@@ -112,6 +113,11 @@ def remote_changes(
                         _clean(t.resume_command), t.role, t.ts, _clean(t.text) or "",
                         t.tainted, t.subagent))  # fmt: skip
     return upserts, deletes
+
+
+def settings(team: TeamConfig) -> str:
+    """What decides which turns are sent and how; a change re-sends every turn."""
+    return json.dumps([sorted(team.exclude_projects), sorted(team.private_projects)])
 
 
 def push(conn: psycopg.Connection[Any], batch: OutboxBatch, machine: str,

@@ -87,3 +87,11 @@ def test_turning_the_team_off_stops_recording_and_drops_the_queue(writer: IndexW
     outbox.disable(writer)
     writer.apply(_update(writer, [_turn(2)], size=200))
     assert outbox.stats(writer).pending == 0 and not outbox.is_enabled(writer)
+
+
+def test_changed_team_settings_queue_every_turn_again(writer: IndexWriter) -> None:
+    writer.apply(_update(writer, [_turn(1), _turn(2)]))
+    assert outbox.enable(writer, "exclude:none") == 2
+    outbox.ack(writer, outbox.read_batch(writer, 10).last_id)
+    assert outbox.enable(writer, "exclude:none") == 0
+    assert outbox.enable(writer, "exclude:/p") == 2

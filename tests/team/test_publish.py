@@ -149,3 +149,26 @@ def test_excluded_projects_stay_home_and_private_ones_are_marked(
     finally:
         pub.close()
         writer.close()
+
+
+def test_excluding_a_published_project_later_deletes_it_remotely(
+    tmp_path: Path, team_db: TeamDb
+) -> None:
+    db = indexed(tmp_path)
+    pub, writer = local_publisher(db, team_db.team("alice", "m-alice"))
+    try:
+        drain(pub)
+    finally:
+        pub.close()
+        writer.close()
+    project = str(team_db.rows("project")[0][0])
+    assert project != "None"
+    later = team_db.team("alice", "m-alice", exclude_projects=(project,))
+    pub, writer = local_publisher(db, later)  # as a daemon started with the new config
+    try:
+        drain(pub)
+        remaining = team_db.rows("project")
+        assert remaining and (project,) not in remaining
+    finally:
+        pub.close()
+        writer.close()

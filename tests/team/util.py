@@ -12,7 +12,7 @@ from backscroll.config import TeamConfig
 from backscroll.store import open_writer, outbox
 from backscroll.store.outbox import OutboxBatch, OutboxStats
 from backscroll.store.writer import IndexWriter
-from backscroll.team.publish import Publisher, WriterOutbox
+from backscroll.team.publish import Publisher, WriterOutbox, settings
 
 
 async def here(fn: Callable[[], Any]) -> Any:
@@ -22,7 +22,7 @@ async def here(fn: Callable[[], Any]) -> Any:
 def local_publisher(db: Path, team: TeamConfig) -> tuple[Publisher, IndexWriter]:
     """A publisher over ``db``'s outbox (turned on, so every turn is queued)."""
     writer = open_writer(db)
-    outbox.enable(writer)
+    outbox.enable(writer, settings(team))
     assert team.machine_id
     return Publisher(team, team.machine_id, WriterOutbox(writer, here)), writer
 
