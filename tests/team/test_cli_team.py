@@ -107,3 +107,18 @@ def test_the_example_config_documents_the_team_options() -> None:
     team = yaml.safe_load(example.read_text())["team"]
     assert set(team) == {f.split(".")[1] for f in config.field_paths() if f.startswith("team.")}
     assert config.parse({"team": team}, "example").team == config.TeamConfig()
+
+
+def test_doctor_checks_the_team_database(tmp_path: Path, team_db: TeamDb) -> None:
+    import json
+
+    env = config_file(tmp_path, team_yaml(team_db, "alice", "m-doctor"))
+    done = run_cli(tmp_path, "doctor", "--json", env=env)
+    team = [f for f in json.loads(done.stdout)["findings"] if f["check"] == "team"]
+    assert team and team[0]["status"] == "ok", team
+    assert "connected as alice, machine id m-doctor" in team[0]["detail"]
+    down = config_file(tmp_path, "team:\n  url: postgresql://alice@127.0.0.1:1/team\n")
+    done = run_cli(tmp_path, "doctor", "--json", env=down)
+    team = [f for f in json.loads(done.stdout)["findings"] if f["check"] == "team"]
+    assert team[0]["status"] == "fail" and "cannot reach" in team[0]["detail"]
+    assert done.returncode != 0
