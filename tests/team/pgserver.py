@@ -13,6 +13,7 @@ import glob
 import os
 import pwd
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -100,11 +101,11 @@ class PgServer:
                     raise
             time.sleep(0.05)  # the poll interval of a real readiness check
 
-    def stop(self) -> None:
+    def stop(self, sig: int = signal.SIGINT) -> None:
         """Fast shutdown (SIGINT): open connections are cut, as by a network failure."""
         if self.proc is None:
             return
-        self.proc.send_signal(2)
+        self.proc.send_signal(sig)
         try:
             self.proc.wait(30)
         except subprocess.TimeoutExpired:
@@ -113,7 +114,7 @@ class PgServer:
         self.proc = None
 
     def destroy(self) -> None:
-        self.stop()
+        self.stop(signal.SIGQUIT)  # immediate: no shutdown checkpoint of a cluster thrown away
         shutil.rmtree(self.root, ignore_errors=True)
 
     def admin_dsn(self, dbname: str = "postgres") -> str:
