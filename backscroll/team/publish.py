@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
 
 log = logging.getLogger("backscroll.team")
+#: The shortest idle look at the outbox (``team.interval_s: 0`` would spin).
+MIN_INTERVAL_S = 0.05
 
 
 class LocalOutbox(Protocol):
@@ -170,7 +172,7 @@ class Publisher:
                 failures = 0
                 self.state.retry_in_s = None
                 if not sent:
-                    await self._sleep(self.team.interval_s)
+                    await self._sleep(max(self.team.interval_s, MIN_INTERVAL_S))
         finally:
             await asyncio.to_thread(self.close)
 

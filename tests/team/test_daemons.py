@@ -70,6 +70,8 @@ def test_two_daemons_publish_to_one_database_and_either_finds_both(
         assert "team: " in status.stdout and "laptop-a" in status.stdout
         text = team_search(a, "zebrafish")
         assert text["total"] == 2
+        plain = run_cli(b.tmp_path, "search", "--team", "zebrafish", env=b.env).stdout
+        assert "(alice on laptop-a)" in plain and "(bob on ci-runner-b)" in plain
         team = a.call("status")["team"]
         assert team["owner"] == "alice" and team["lag_s"] == 0 and team["last_error"] is None
         for d in (a, b):  # the password is in no log line
