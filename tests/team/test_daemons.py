@@ -15,11 +15,12 @@ from tests.team.util import wait_until
 SESSION = "5e55a000-0000-4000-8000-0000000000{:02d}"
 
 
-def team_yaml(team_db: TeamDb, user: str, machine: str) -> str:
+def team_yaml(team_db: TeamDb, user: str, machine: str, batch: int = 500) -> str:
     url = team_db.server.url(user, team_db.name)
     return (
         f"team:\n  url: {url}\n  password_file: {team_db.password_file}\n"
         f"  machine_id: {machine}\n  interval_s: 0.05\n  max_backoff_s: 0.5\n"
+        f"  batch_size: {batch}\n"
     )
 
 
@@ -36,10 +37,12 @@ def caught_up(d: DaemonProcess, turns: int) -> Any:
     return team.get("running") and team.get("pending") == 0 and team.get("published", 0) >= turns
 
 
-def start(root: Path, team_db: TeamDb, user: str, machine: str, text: str) -> DaemonProcess:
+def start(
+    root: Path, team_db: TeamDb, user: str, machine: str, text: str, batch: int = 500
+) -> DaemonProcess:
     root.mkdir(exist_ok=True)
     write_turn(root / "home", 1 if user == "alice" else 2, text)
-    return DaemonProcess(root, config=team_yaml(team_db, user, machine))
+    return DaemonProcess(root, config=team_yaml(team_db, user, machine, batch))
 
 
 def team_search(d: DaemonProcess, *words: str) -> dict[str, Any]:
@@ -82,7 +85,9 @@ def test_a_daemon_killed_mid_publish_publishes_everything_once_after_restart(
     tmp_path: Path, team_db: TeamDb
 ) -> None:
     root = tmp_path / "a"
-    d = start(root, team_db, "alice", "laptop-a", "first turn before the kill")
+    # Five turns a round: 300 new turns take 60 publish rounds, and the kill
+    # lands while they drain (the outbox still holds rows).
+    d = start(root, team_db, "alice", "laptop-a", "first turn before the kill", batch=5)
     with d:
         d.wait_ready()
         wait_until(lambda: caught_up(d, 1), "the first publish")
@@ -90,6 +95,7 @@ def test_a_daemon_killed_mid_publish_publishes_everything_once_after_restart(
             write_turn(d.home, 1, f"burst turn number {i} of many")
         d.sync()
         d.kill()  # SIGKILL, whatever the publisher was doing
+    assert len(team_db.rows()) < 301, "the kill came after the whole publish"
     local = dump_turns(root / "data" / "index.db")
     assert len(local) == 301
     with DaemonProcess(root, config=team_yaml(team_db, "alice", "laptop-a")) as again:
