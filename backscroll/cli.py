@@ -203,9 +203,14 @@ def _parse_date(text: str) -> float:
 def cmd_search(args: argparse.Namespace) -> int:
     from backscroll.access import needs_config
 
-    # Loaded once (and only when a config file exists): it sets limits and the socket.
-    cfg = _config(args) if needs_config(_config_file(args)) else None
-    result = _query(args, "search", _search_params(args, cfg), cfg)
+    if getattr(args, "team", False):
+        from backscroll.cli_team import search_team
+
+        result = search_team(args, _config(args), _search_params)
+    else:
+        # Loaded once (and only when a config file exists): it sets limits and the socket.
+        cfg = _config(args) if needs_config(_config_file(args)) else None
+        result = _query(args, "search", _search_params(args, cfg), cfg)
     if args.json:
         _emit(result)
     else:
@@ -286,6 +291,7 @@ SEARCH_OPTIONS: tuple[Option, ...] = (
     ("--max-turn-chars", {"type": int}),
     ("--max-total-chars", {"type": int}),
     ("--json", {"action": "store_true", "help": "print one JSON object (schema 1)"}),
+    ("--team", {"action": "store_true", "help": "search the team's PostgreSQL (team.url)"}),
 )
 
 
@@ -477,6 +483,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         cli_agents.register(sub)
         cli_ops.register(sub)
         cli_store.register(sub)
+        from backscroll import cli_team
+
+        cli_team.register(sub)
     return parser
 
 

@@ -89,6 +89,27 @@ class ExcludeConfig:
 
 
 @dataclass(frozen=True)
+class TeamConfig:
+    #: ``postgresql://user@host/db`` of the team database; empty: no publishing, no --team.
+    url: str = ""
+    #: File holding the database password (else libpq's PGPASSFILE / ~/.pgpass).
+    password_file: str | None = None
+    #: This machine's name in the team database (default: /etc/machine-id, else
+    #: an id generated once in the data directory).
+    machine_id: str | None = None
+    #: Project directories (and everything under them) never published.
+    exclude_projects: tuple[str, ...] = ()
+    #: Project directories published as private: only their owner can read them.
+    private_projects: tuple[str, ...] = ()
+    #: Turns sent to PostgreSQL per transaction.
+    batch_size: int = 500
+    #: Seconds between looks at the outbox while nothing is pending.
+    interval_s: float = 0.5
+    #: Longest wait between retries while PostgreSQL cannot be reached.
+    max_backoff_s: float = 60.0
+
+
+@dataclass(frozen=True)
 class Config:
     #: Where index.db lives (default: $BACKSCROLL_HOME or the XDG data dir).
     data_dir: str | None = None
@@ -101,6 +122,7 @@ class Config:
     limits: LimitsConfig = field(default_factory=LimitsConfig)
     server: ServerConfig = field(default_factory=ServerConfig)
     exclude: ExcludeConfig = field(default_factory=ExcludeConfig)
+    team: TeamConfig = field(default_factory=TeamConfig)
     #: Where the config came from (None: built-in defaults).
     source: str | None = field(default=None, compare=False)
 
@@ -180,10 +202,37 @@ def parse(data: Any, source: str, *, known_hosts: tuple[str, ...] | None = None)
                         f"{source}: redaction.patterns.{name}: the pattern does not compile "
                         f"({exc}); fix the regular expression or remove it"
                     )
+        team = values.get("team")
+        if isinstance(team, TeamConfig):
+            problems += _team_problems(team, source)
     if problems:
         raise ConfigError(problems)
     assert isinstance(values, dict)
     return _env_overrides(Config(**values, source=source))
+
+
+def _team_problems(team: TeamConfig, source: str) -> list[str]:
+    """``team.url`` is a postgresql:// URL without a password (passwords stay out
+    of config files that ``config show`` prints and logs quote)."""
+    from urllib.parse import urlsplit
+
+    if not team.url:
+        return []
+    try:
+        parts = urlsplit(team.url)
+        has_password = parts.password is not None
+    except ValueError as exc:
+        return [f"{source}: team.url: not a URL ({exc}); write postgresql://USER@HOST/DB"]
+    if parts.scheme not in ("postgresql", "postgres"):
+        return [
+            f"{source}: team.url: {parts.scheme or 'no'} scheme; write postgresql://USER@HOST/DB"
+        ]
+    if has_password:
+        return [
+            f"{source}: team.url: holds a password; remove it from the URL and put it in "
+            "team.password_file or a PGPASSFILE (~/.pgpass)"
+        ]
+    return []
 
 
 def _env_overrides(config: Config) -> Config:

@@ -48,6 +48,7 @@ def run(config_path: Path | None = None) -> list[Finding]:
     out += _hosts(cfg)
     out += _data(cfg)
     out += _daemon(cfg)
+    out += _team(cfg)
     out += _inotify(cfg)
     out += _service()
     return out
@@ -269,6 +270,26 @@ def _daemon(cfg: Config) -> list[Finding]:
     else:
         out.append(Finding("daemon", "ok", detail))
     return out
+
+
+def _team(cfg: Config) -> list[Finding]:
+    """With ``team.url`` set: the driver, the connection, the schema's version."""
+    if not cfg.team.url:
+        return []
+    from backscroll.errors import BackscrollError
+    from backscroll.team.connect import check_schema, connect, machine_id, safe_url, sql_user
+
+    where = safe_url(cfg.team.url)
+    try:
+        with connect(cfg.team) as conn:
+            version = check_schema(conn)
+            user = sql_user(conn)
+    except BackscrollError as exc:
+        return [Finding("team", "fail", str(exc), "fix what the message names; "
+                        "`backscroll team init --check` checks again")]  # fmt: skip
+    machine = machine_id(cfg.team, cfg.data_path())
+    detail = f"{where}: schema version {version}, connected as {user}, machine id {machine}"
+    return [Finding("team", "ok", detail)]
 
 
 def _count_dirs(roots: Iterable[Path], cap: int = DIR_COUNT_CAP) -> int:

@@ -76,7 +76,7 @@ def _days(args: Mapping[str, Any]) -> float | None:
 
 def search_params(cfg: Config, args: Mapping[str, Any], caller: str | None) -> dict[str, Any]:
     """SearchParams for the daemon, with the config's bounds always applied."""
-    _allowed(args, ("query", "host", "project", "role", "days", "limit", "context"))
+    _allowed(args, ("query", "host", "project", "role", "days", "limit", "context", "team"))
     query = _str(args, "query")
     if not query or not query.strip():
         raise ToolInputError("query is required: give one or more words to search for")
@@ -137,7 +137,11 @@ def call_tool(
     """Run one tool: ``(framed text, JSON result)``. Raises BackscrollError on failure."""
     budget = cfg.limits.max_total_chars
     if name == "search_history":
-        result = for_tool(query(cfg, "search", search_params(cfg, args, caller)))
+        params = search_params(cfg, args, caller)
+        if _team(args):
+            result = for_tool(_team_search(cfg, params))
+        else:
+            result = for_tool(query(cfg, "search", params))
         framed = recall.frame_search(result, caller, budget)
         return framed.text, _structured(result, caller, "hits", framed.shown)
     if name == "list_sessions":
@@ -149,6 +153,22 @@ def call_tool(
         framed = recall.frame_session(result, caller, budget)
         return framed.text, _structured(result, caller, "turns", framed.shown)
     raise RpcError(INVALID_PARAMS, f"unknown tool {name!r}; the tools are {', '.join(TOOL_NAMES)}")
+
+
+def _team(args: Mapping[str, Any]) -> bool:
+    value = args.get("team", False)
+    if not isinstance(value, bool):
+        raise ToolInputError(f"team must be true or false, got {value!r}")
+    return value
+
+
+def _team_search(cfg: Config, params: dict[str, Any]) -> dict[str, Any]:
+    """The team database's answer (the driver is imported only here)."""
+    if params.get("context"):
+        raise ToolInputError("context is not available with team: true; leave one out")
+    from backscroll.team.query import search
+
+    return search(cfg, params)
 
 
 def for_tool(result: Mapping[str, Any]) -> dict[str, Any]:

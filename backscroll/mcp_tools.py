@@ -195,6 +195,11 @@ TOOLS: list[dict[str, Any]] = [
                     "maximum": MAX_CONTEXT,
                     "description": "turns to show before and after each hit",
                 },
+                "team": {
+                    "type": "boolean",
+                    "description": "search the team's shared history (every member's "
+                    "machines) instead of this machine's; needs team.url in the config",
+                },
             },
             "required": ["query"],
         },

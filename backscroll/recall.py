@@ -73,6 +73,8 @@ def label(item: Mapping[str, Any], caller: str | None) -> str:
         *([f"turn {item['n']}"] if isinstance(item.get("n"), int) else []),
         flat(item.get("role") or "?") + (" (sub-agent)" if item.get("subagent") else ""),
     ]
+    if item.get("machine"):  # a team hit: whose, and from which machine
+        parts.insert(1, f"{flat(item.get('owner') or '?')} on {flat(item['machine'])}")
     line = " · ".join(parts)
     sid = item.get("session_id")
     if caller and sid and sid != caller:

@@ -39,6 +39,8 @@ def hits(result: dict[str, Any], tty: bool) -> str:
     for hit in result.get("hits", []):
         title = hit.get("title") or "(untitled)"
         head = f"{_date(hit.get('timestamp'))}  {hit['host']}  {hit.get('project') or '-'}"
+        if "machine" in hit:  # a team hit: whose, and from which machine
+            head += f"  ({hit.get('owner')} on {hit['machine']})"
         lines.append("")
         lines.append(f"{BOLD}{head}{RESET}" if tty else head)
         lines.append(f"  {title} — {hit['role']}{' (sub-agent)' if hit.get('subagent') else ''}")
@@ -154,4 +156,20 @@ def status(result: dict[str, Any]) -> str:
             f"{sum(r['mode'] == 'waiting' for r in roots)} roots do not exist yet and are "
             f"waited for ({', '.join(waiting)})"
         )
+    team = result.get("team")
+    if isinstance(team, dict):
+        lines.append(_team_status(team))
     return "\n".join(lines)
+
+
+def _team_status(team: dict[str, Any]) -> str:
+    if not team.get("running"):
+        return f"team: not publishing ({team.get('last_error') or 'stopped'})"
+    line = (
+        f"team: {team.get('url')} as {team.get('owner') or '?'} on {team.get('machine_id')}; "
+        f"{team.get('pending', 0)} pending, {team.get('lag_s', 0)} s behind, "
+        f"last publish {team.get('last_publish') or 'never'}"
+    )
+    if team.get("last_error"):
+        line += f"; last error: {team['last_error']} (retry in {team.get('retry_in_s')} s)"
+    return line

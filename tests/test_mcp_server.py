@@ -158,7 +158,7 @@ def test_tools_list_offers_three_tools_each_led_by_what_it_is_for(anon: McpProce
     assert "Use it when" in search["description"].splitlines()[1]
     assert search["inputSchema"]["required"] == ["query"]
     assert set(search["inputSchema"]["properties"]) == {
-        "query", "host", "project", "role", "days", "limit", "context",
+        "query", "host", "project", "role", "days", "limit", "context", "team",
     }  # fmt: skip
     assert search["inputSchema"]["properties"]["role"]["enum"] == ["user", "assistant", "summary"]
     assert tools["read_session"]["inputSchema"]["required"] == ["session"]

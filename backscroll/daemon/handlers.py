@@ -68,6 +68,8 @@ class DaemonContext:
     requests: int = 0
     #: Flush the debouncer's pending paths into the worker (for ``sync``).
     flush: Callable[[], None] = lambda: None
+    #: The team publisher's report for ``status`` (None: no team configured).
+    team: Callable[[], dict[str, Any] | None] = lambda: None
 
 
 Method = Callable[[DaemonContext, Any], Awaitable[Any]]
@@ -104,6 +106,7 @@ async def status(ctx: DaemonContext, params: Any) -> Any:
         },
         "roots": ctx.watcher.modes(),
         **totals,
+        **({"team": team} if (team := ctx.team()) is not None else {}),
     }
 
 

@@ -30,6 +30,7 @@ from backscroll.daemon.connection import serve_connection
 from backscroll.daemon.handlers import DaemonContext, ReadPool
 from backscroll.daemon.indexer import HostSpec, Indexer, build_hosts
 from backscroll.daemon.logging import setup_logging
+from backscroll.daemon.team import TeamRunner
 from backscroll.daemon.watcher import Watcher
 from backscroll.daemon.worker import Worker
 from backscroll.errors import BackscrollError
@@ -143,6 +144,7 @@ class Daemon:
         self.ctx: DaemonContext | None = None
         self.debouncer: Debouncer | None = None
         self.clients: set[asyncio.Task[None]] = set()
+        self.team = TeamRunner()
 
     # ------------------------------------------------------------------ startup
 
@@ -180,7 +182,10 @@ class Daemon:
             self.pool, self.worker, self.watcher, self.socket_path,
             [s.host for s in indexer.hosts], flush=self.debouncer.flush,
         )  # fmt: skip
+        self.ctx.team = self.team.report
         await self._listen()
+        await self.team.start(self.config, self.pool, self.worker)
+        self.worker.on_indexed = self._wake_team(loop)
         self.worker.submit("reconcile")
         self._start_scheduler()
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -215,6 +220,15 @@ class Daemon:
                 loop.call_soon_threadsafe(self.watcher.set_roots, wanted)
 
         return done
+
+    def _wake_team(self, loop: asyncio.AbstractEventLoop) -> Any:
+        team = self.team
+
+        def wake() -> None:
+            with contextlib.suppress(RuntimeError):  # the loop closed: shutting down
+                loop.call_soon_threadsafe(team.wake)
+
+        return wake
 
     def _on_fs_event(self, loop: asyncio.AbstractEventLoop) -> Any:
         def sink(path: Path, kind: str) -> None:
@@ -321,7 +335,7 @@ class Daemon:
             log.error("config reload failed; keeping the old config",
                       extra={"event": "reload_error", "error": str(exc)})  # fmt: skip
             return
-        self.config = new
+        old_team, self.config = self.config.team, new
         hosts = build_hosts(new)
         assert self.worker is not None and self.watcher is not None and self.ctx is not None
 
@@ -335,6 +349,9 @@ class Daemon:
         await asyncio.wrap_future(self.worker.swap_indexer(swap))
         self.watcher.set_roots(watch_list(hosts))
         self.ctx.enabled_hosts = [s.host for s in hosts]
+        if new.team != old_team and self.pool is not None:
+            await self.team.stop()
+            await self.team.start(new, self.pool, self.worker)
         self.worker.submit("reconcile")
         log.info("config reloaded", extra={"event": "reloaded", "hosts": len(hosts)})
 
@@ -356,6 +373,7 @@ class Daemon:
             self.scheduler.shutdown(wait=False)
         if self.watcher is not None:
             await asyncio.to_thread(self.watcher.stop)
+        await self.team.stop()
         if self.worker is not None:
             self.worker.stop()
             await asyncio.to_thread(self.worker.join, 30)

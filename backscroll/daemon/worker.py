@@ -57,6 +57,9 @@ class Worker(threading.Thread):
         self._stopping = False
         self.stop_requested = False
         self._told_corrupt = False
+        #: Called (in this thread) after a pass that changed the index, e.g. to
+        #: wake the team publisher instead of leaving it to its next look.
+        self.on_indexed: Callable[[], None] | None = None
 
     # ------------------------------------------------------------------ submitting
 
@@ -202,6 +205,8 @@ class Worker(threading.Thread):
             self.state.last_index_at = time.time()
             self.state.files_indexed += summary.files_changed
             self.state.turns_added += summary.turns_added
+            if self.on_indexed is not None:
+                self.on_indexed()
         if summary.last_error:
             self.state.last_error = summary.last_error
 

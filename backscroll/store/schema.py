@@ -150,6 +150,15 @@ def _m5_unreadable(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE files ADD COLUMN unreadable INTEGER NOT NULL DEFAULT 0")
 
 
+def _m6_team_outbox(conn: sqlite3.Connection) -> None:
+    """The team outbox: every committed change to a turn, recorded by triggers
+    in the transaction that made it (only while ``meta.team_outbox`` is 1)."""
+    from backscroll.store.outbox import OUTBOX_DDL
+
+    for statement in OUTBOX_DDL:
+        conn.execute(statement)
+
+
 #: Numbered migrations, applied in order; ``PRAGMA user_version`` records the last.
 MIGRATIONS: tuple[tuple[int, Migration], ...] = (
     (1, _m1_base),
@@ -157,6 +166,7 @@ MIGRATIONS: tuple[tuple[int, Migration], ...] = (
     (3, _m3_exclusions),
     (4, _m4_tail_hash),
     (5, _m5_unreadable),
+    (6, _m6_team_outbox),
 )
 
 _TRANSIENT = ("database is locked", "disk i/o error", "database schema is locked", "busy")

@@ -16,8 +16,10 @@ import json, sys
 from backscroll import cli
 code = cli.main(["search", "anything", "--json"])
 heavy = sorted(m for m in sys.modules if m.split(".")[0] in
-               ("watchdog", "apscheduler", "aiosqlite", "yaml", "sqlite3")
-               or m.startswith(("backscroll.daemon", "backscroll.store", "backscroll.readers")))
+               ("watchdog", "apscheduler", "aiosqlite", "yaml", "sqlite3", "psycopg",
+                "psycopg_pool")
+               or m.startswith(("backscroll.daemon", "backscroll.store", "backscroll.readers",
+                                "backscroll.team")))
 sys.stderr.write(json.dumps({"code": code, "heavy": heavy}) + "\\n")
 """
 

@@ -1,0 +1,206 @@
+"""The team outbox: what the publisher still has to send to PostgreSQL.
+
+Triggers on ``turns`` and ``sessions`` record every committed change to a turn
+(inserted, changed, deleted, or its session renamed) as a row naming the turn
+(host, session id, turn key), in the same transaction as the change: a crash
+either keeps both or neither. They record only while ``meta.team_outbox`` is
+``'1'`` (a team URL is configured), so an index without a team pays one
+primary-key lookup per written turn and nothing more.
+
+A row says *which* turn changed, not what it became: the publisher reads the
+turn as it is now, upserts it (or deletes it remotely if it is gone), and only
+then deletes the rows it read. A crash between the two sends the same turn
+again, which the remote upsert makes harmless.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from backscroll.store.queries import Query, run_sync
+from backscroll.store.writer import IndexWriter
+
+_ON = "(SELECT value FROM meta WHERE key = 'team_outbox') = '1'"
+_NOW = "(julianday('now') - 2440587.5) * 86400.0"
+
+OUTBOX_DDL: tuple[str, ...] = (
+    "CREATE TABLE IF NOT EXISTS team_outbox ("
+    " id INTEGER PRIMARY KEY AUTOINCREMENT, host TEXT NOT NULL, session_id TEXT NOT NULL,"
+    " turn_key TEXT NOT NULL, created_at REAL NOT NULL)",
+    f"""CREATE TRIGGER IF NOT EXISTS team_outbox_turn_ai AFTER INSERT ON turns WHEN {_ON}
+    BEGIN
+        INSERT INTO team_outbox (host, session_id, turn_key, created_at)
+        SELECT s.host, s.session_id, new.key, {_NOW} FROM sessions s WHERE s.id = new.session;
+    END""",
+    f"""CREATE TRIGGER IF NOT EXISTS team_outbox_turn_au AFTER UPDATE ON turns WHEN {_ON}
+    BEGIN
+        INSERT INTO team_outbox (host, session_id, turn_key, created_at)
+        SELECT s.host, s.session_id, new.key, {_NOW} FROM sessions s WHERE s.id = new.session;
+        INSERT INTO team_outbox (host, session_id, turn_key, created_at)
+        SELECT s.host, s.session_id, old.key, {_NOW} FROM sessions s
+        WHERE s.id = old.session AND (old.key IS NOT new.key OR old.session IS NOT new.session);
+    END""",
+    f"""CREATE TRIGGER IF NOT EXISTS team_outbox_turn_ad AFTER DELETE ON turns WHEN {_ON}
+    BEGIN
+        INSERT INTO team_outbox (host, session_id, turn_key, created_at)
+        SELECT s.host, s.session_id, old.key, {_NOW} FROM sessions s WHERE s.id = old.session;
+    END""",
+    # A session deleted with its turns (a cascade) is gone before the turns'
+    # AFTER DELETE trigger could name it, so its turns are recorded first.
+    f"""CREATE TRIGGER IF NOT EXISTS team_outbox_session_bd BEFORE DELETE ON sessions
+    WHEN {_ON}
+    BEGIN
+        INSERT INTO team_outbox (host, session_id, turn_key, created_at)
+        SELECT old.host, old.session_id, t.key, {_NOW} FROM turns t WHERE t.session = old.id;
+    END""",
+    # Project, title and resume command travel with each remote turn.
+    f"""CREATE TRIGGER IF NOT EXISTS team_outbox_session_au AFTER UPDATE ON sessions
+    WHEN {_ON} AND (old.project IS NOT new.project OR old.title IS NOT new.title
+        OR old.resume_command IS NOT new.resume_command)
+    BEGIN
+        INSERT INTO team_outbox (host, session_id, turn_key, created_at)
+        SELECT new.host, new.session_id, t.key, {_NOW} FROM turns t WHERE t.session = new.id;
+    END""",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxTurn:
+    """One turn to publish, as it is in the index now (``text`` None: it is gone)."""
+
+    host: str
+    session_id: str
+    turn_key: str
+    role: str | None
+    ts: float | None
+    text: str | None
+    tainted: bool
+    subagent: bool
+    project: str | None
+    title: str | None
+    resume_command: str | None
+
+    @property
+    def gone(self) -> bool:
+        return self.text is None
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxBatch:
+    #: Ids up to and including this one are covered by ``turns``.
+    last_id: int
+    #: The newest state of each distinct turn named in the batch.
+    turns: tuple[OutboxTurn, ...]
+    #: When the oldest row of the batch was recorded (Unix seconds).
+    oldest: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxStats:
+    pending: int
+    #: When the oldest row still waiting was recorded (Unix seconds; None: none waits).
+    oldest: float | None
+
+
+_BATCH = """
+SELECT o.id, o.host, o.session_id, o.turn_key, o.created_at, t.role, t.ts, t.text,
+       t.tainted, t.subagent, s.project, s.title, s.resume_command
+FROM (SELECT * FROM team_outbox ORDER BY id LIMIT ?) o
+LEFT JOIN sessions s ON s.host = o.host AND s.session_id = o.session_id
+LEFT JOIN turns t ON t.session = s.id AND t.key = o.turn_key
+ORDER BY o.id
+"""
+
+
+def enable(writer: IndexWriter, settings: str = "") -> int:
+    """Start recording changes. The first time, and whenever ``settings`` (what
+    decides which turns are sent and how: excluded and private projects) differs
+    from the last call's, queue every turn already indexed, so a newly excluded
+    project is deleted remotely and a newly private one re-marked. Returns how
+    many turns were queued."""
+    with writer.transaction():
+        rows = dict(
+            writer.conn.execute(
+                "SELECT key, value FROM meta WHERE key IN ('team_outbox', 'team_settings')"
+            ).fetchall()
+        )
+        if rows.get("team_outbox") == "1" and rows.get("team_settings", "") == settings:
+            return 0
+        writer.conn.executemany(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+            [("team_outbox", "1"), ("team_settings", settings)],
+        )
+        cur = writer.conn.execute(
+            "INSERT INTO team_outbox (host, session_id, turn_key, created_at)"
+            " SELECT s.host, s.session_id, t.key, ? FROM turns t"
+            " JOIN sessions s ON s.id = t.session ORDER BY t.id",
+            (time.time(),),
+        )
+        return max(cur.rowcount, 0)
+
+
+def disable(writer: IndexWriter) -> None:
+    """Stop recording and drop what waits (enabling again re-queues everything)."""
+    with writer.transaction():
+        writer.conn.execute("DELETE FROM meta WHERE key IN ('team_outbox', 'team_settings')")
+        writer.conn.execute("DELETE FROM team_outbox")
+
+
+def is_enabled(writer: IndexWriter) -> bool:
+    row = writer.conn.execute("SELECT value FROM meta WHERE key = 'team_outbox'").fetchone()
+    return bool(row and row[0] == "1")
+
+
+def batch_query(limit: int) -> Query:
+    """The oldest ``limit`` outbox rows, resolved to their turns as they are now
+    (one statement, so one snapshot); run it with ``run_sync`` or the daemon's pool."""
+    rows = yield (_BATCH, (limit,))
+    latest: dict[tuple[str, str, str], OutboxTurn] = {}
+    for (_id, host, sid, key, _at, role, ts, text, tainted, subagent, project, title,
+         resume) in rows:  # fmt: skip
+        ident = (str(host), str(sid), str(key))
+        latest.pop(ident, None)  # keep the order of each turn's last change
+        latest[ident] = OutboxTurn(
+            ident[0], ident[1], ident[2], role, ts, text, bool(tainted), bool(subagent),
+            project, title, resume,
+        )  # fmt: skip
+    return OutboxBatch(
+        last_id=int(rows[-1][0]) if rows else 0,
+        turns=tuple(latest.values()),
+        oldest=float(rows[0][4]) if rows else None,
+    )
+
+
+def read_batch(writer: IndexWriter, limit: int) -> OutboxBatch:
+    batch: OutboxBatch = run_sync(writer.conn, batch_query(limit))
+    return batch
+
+
+def ack(writer: IndexWriter, last_id: int) -> int:
+    """Drop the rows a publish has covered (ids up to ``last_id``)."""
+    with writer.transaction():
+        cur = writer.conn.execute("DELETE FROM team_outbox WHERE id <= ?", (last_id,))
+        return max(cur.rowcount, 0)
+
+
+_STATS = "SELECT count(*), min(created_at) FROM team_outbox"
+
+
+def stats(writer: IndexWriter) -> OutboxStats:
+    return _stats(writer.conn.execute(_STATS).fetchall())
+
+
+def stats_query() -> Query:
+    """:func:`stats` for the daemon's read-only connections (an index from before
+    the outbox existed has none: nothing pending)."""
+    rows = yield ("SELECT count(*) FROM sqlite_master WHERE name = 'team_outbox'", ())
+    if not rows or not rows[0][0]:
+        return OutboxStats(0, None)
+    return _stats((yield (_STATS, ())))
+
+
+def _stats(rows: list[Any]) -> OutboxStats:
+    count, oldest = rows[0]
+    return OutboxStats(int(count), None if oldest is None else float(oldest))

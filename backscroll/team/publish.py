@@ -1,0 +1,258 @@
+"""The publisher: drains the local outbox into the team database.
+
+Each round reads the oldest outbox rows (resolved to the turns as they are
+now), sends them to PostgreSQL in one transaction (upserts keyed by machine id,
+host, session id and turn key; deletes for turns that are gone or whose project
+is excluded), and only after that commit deletes the rows it read. A crash, a
+cut connection or a restart at any point leaves the rows in the outbox, and the
+next round sends them again: the upserts make that harmless. While PostgreSQL
+cannot be reached the publisher waits, doubling the wait up to
+``team.max_backoff_s``, and ``status`` says how far behind it is.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import random
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from backscroll.config import TeamConfig
+from backscroll.store.outbox import OutboxBatch, OutboxStats, OutboxTurn
+from backscroll.team import sql
+from backscroll.team.connect import CONNECT_TIMEOUT_S, check_schema, first_line, safe_url
+
+if TYPE_CHECKING:
+    import psycopg
+    from psycopg_pool import ConnectionPool
+
+log = logging.getLogger("backscroll.team")
+#: The shortest idle look at the outbox (``team.interval_s: 0`` would spin).
+MIN_INTERVAL_S = 0.05
+
+
+class LocalOutbox(Protocol):
+    """The local side: the daemon reads through its read pool and acks through
+    the writer thread; tests and the bench use an :class:`IndexWriter` directly."""
+
+    async def stats(self) -> OutboxStats: ...
+    async def batch(self, limit: int) -> OutboxBatch: ...
+    async def ack(self, last_id: int) -> None: ...
+
+
+@dataclass
+class PublisherState:
+    """What ``status`` shows under ``team``."""
+
+    url: str
+    machine_id: str
+    owner: str | None = None
+    pending: int = 0
+    oldest_pending: float | None = None
+    last_publish_at: float | None = None
+    last_error: str | None = None
+    last_error_at: float | None = None
+    published: int = 0
+    deleted: int = 0
+    retry_in_s: float | None = None
+
+    def report(self, now: float | None = None) -> dict[str, Any]:
+        from backscroll.store.queries import iso
+
+        now = time.time() if now is None else now
+        lag = max(0.0, now - self.oldest_pending) if self.oldest_pending is not None else 0.0
+        return {
+            "url": self.url,
+            "machine_id": self.machine_id,
+            "owner": self.owner,
+            "pending": self.pending,
+            "lag_s": round(lag, 3),
+            "last_publish": iso(self.last_publish_at),
+            "published": self.published,
+            "deleted": self.deleted,
+            "last_error": self.last_error,
+            "last_error_at": iso(self.last_error_at),
+            "retry_in_s": self.retry_in_s,
+        }
+
+
+def _under(project: str | None, roots: tuple[str, ...]) -> bool:
+    if not project:
+        return False
+    project = project.rstrip("/") or "/"
+    for root in roots:
+        root = os.path.expanduser(root).rstrip("/") or "/"
+        if project == root or project.startswith(root + "/") or root == "/":
+            return True
+    return False
+
+
+def _clean(text: str | None) -> str | None:
+    """PostgreSQL text cannot hold NUL; SQLite's can (a transcript may carry one)."""
+    return text.replace("\x00", "") if text and "\x00" in text else text
+
+
+def remote_changes(
+    turns: tuple[OutboxTurn, ...], machine: str, team: TeamConfig
+) -> tuple[list[sql.Upsert], list[sql.Key]]:
+    """What to send: turns that exist and are not excluded are upserted (private
+    when their project says so); gone or excluded ones are deleted remotely."""
+    upserts: list[sql.Upsert] = []
+    deletes: list[sql.Key] = []
+    for t in turns:
+        key = (machine, t.host, t.session_id, t.turn_key)
+        if t.text is None or t.role is None or _under(t.project, team.exclude_projects):
+            deletes.append(key)
+            continue
+        private = _under(t.project, team.private_projects)
+        upserts.append((*key, private, _clean(t.project), _clean(t.title),
+                        _clean(t.resume_command), t.role, t.ts, _clean(t.text) or "",
+                        t.tainted, t.subagent))  # fmt: skip
+    return upserts, deletes
+
+
+def settings(team: TeamConfig) -> str:
+    """What decides which turns are sent and how; a change re-sends every turn."""
+    return json.dumps([sorted(team.exclude_projects), sorted(team.private_projects)])
+
+
+def push(conn: psycopg.Connection[Any], batch: OutboxBatch, machine: str,
+         team: TeamConfig) -> tuple[int, int]:  # fmt: skip
+    """Send one batch in the connection's transaction (the caller commits)."""
+    upserts, deletes = remote_changes(batch.turns, machine, team)
+    sql.publish(conn, upserts, deletes)
+    return len(upserts), len(deletes)
+
+
+class Publisher:
+    def __init__(
+        self,
+        team: TeamConfig,
+        machine: str,
+        local: LocalOutbox,
+        pool_factory: Callable[[TeamConfig], ConnectionPool] | None = None,
+    ) -> None:
+        self.team = team
+        self.machine = machine
+        self.local = local
+        self.state = PublisherState(safe_url(team.url), machine)
+        self._pool_factory = pool_factory
+        self._pool: ConnectionPool | None = None
+        self._schema_ok = False
+        self._stop = asyncio.Event()
+        self._wake = asyncio.Event()
+
+    def wake(self) -> None:
+        """Look at the outbox now instead of at the next interval."""
+        self._wake.set()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+
+    async def run(self) -> None:
+        failures = 0
+        try:
+            while not self._stop.is_set():
+                try:
+                    sent = await self.round()
+                except Exception as exc:
+                    failures += 1
+                    delay = min(self.team.max_backoff_s, 0.25 * 2 ** min(failures - 1, 16))
+                    delay *= 0.75 + random.random() / 2
+                    self._failed(exc, delay)
+                    await self._sleep(delay)
+                    continue
+                failures = 0
+                self.state.retry_in_s = None
+                if not sent:
+                    await self._sleep(max(self.team.interval_s, MIN_INTERVAL_S))
+        finally:
+            await asyncio.to_thread(self.close)
+
+    def close(self) -> None:
+        """Close the connection pool (a later round opens a new one)."""
+        pool, self._pool = self._pool, None
+        self._schema_ok = False
+        if pool is not None:
+            pool.close()
+
+    async def round(self) -> bool:
+        """One look at the outbox; True if something was sent."""
+        stats = await self.local.stats()
+        self.state.pending, self.state.oldest_pending = stats.pending, stats.oldest
+        if not stats.pending:
+            return False
+        batch = await self.local.batch(max(self.team.batch_size, 1))
+        if batch.last_id == 0:
+            return False
+        ups, dels = await asyncio.to_thread(self._send, batch)
+        await self.local.ack(batch.last_id)
+        self.state.published += ups
+        self.state.deleted += dels
+        self.state.last_publish_at = time.time()
+        self.state.last_error = None
+        stats = await self.local.stats()
+        self.state.pending, self.state.oldest_pending = stats.pending, stats.oldest
+        return True
+
+    def _send(self, batch: OutboxBatch) -> tuple[int, int]:
+        if self._pool is None:
+            from backscroll.team.connect import open_pool
+
+            self._pool = (self._pool_factory or open_pool)(self.team)
+        with self._pool.connection(timeout=CONNECT_TIMEOUT_S) as conn:
+            if not self._schema_ok:
+                check_schema(conn)
+                self.state.owner = sql.current_user(conn)
+                self._schema_ok = True
+            return push(conn, batch, self.machine, self.team)
+
+    def _failed(self, exc: BaseException, delay: float) -> None:
+        message = first_line(exc)
+        if type(exc).__name__ == "PoolTimeout":
+            message = f"cannot reach {self.state.url} ({message})"
+        self.state.last_error = message
+        self.state.last_error_at = time.time()
+        self.state.retry_in_s = round(delay, 2)
+        log.warning("team publish failed", extra={"event": "team_publish_error",
+                    "error": message, "retry_in_s": round(delay, 2)})  # fmt: skip
+
+    async def _sleep(self, seconds: float) -> None:
+        self._wake.clear()
+        if self._stop.is_set():
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._wake.wait(), timeout=seconds)
+
+
+class WriterOutbox:
+    """:class:`LocalOutbox` over an :class:`IndexWriter` in this thread (tests,
+    bench, and ``backscroll team publish`` without a daemon)."""
+
+    def __init__(self, writer: Any, run: Callable[[Callable[[], Any]], Awaitable[Any]]) -> None:
+        self.writer = writer
+        self.run = run
+
+    async def stats(self) -> OutboxStats:
+        from backscroll.store import outbox
+
+        result: OutboxStats = await self.run(lambda: outbox.stats(self.writer))
+        return result
+
+    async def batch(self, limit: int) -> OutboxBatch:
+        from backscroll.store import outbox
+
+        result: OutboxBatch = await self.run(lambda: outbox.read_batch(self.writer, limit))
+        return result
+
+    async def ack(self, last_id: int) -> None:
+        from backscroll.store import outbox
+
+        await self.run(lambda: outbox.ack(self.writer, last_id))

@@ -1,0 +1,174 @@
+"""Publishing the local index into a real PostgreSQL: every turn once, again
+after a crash or a cut connection without duplicates, forgets propagated,
+excluded projects kept home, private ones marked."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+
+import pytest
+
+from backscroll.store import outbox
+from backscroll.team.publish import Publisher, WriterOutbox
+from tests.daemon.harness import claude_user_line, dump_turns, populate, run_cli
+from tests.team.conftest import TeamDb
+from tests.team.util import CrashAfterCommit, drain, here, local_publisher, wait_until
+
+
+def indexed(tmp_path: Path) -> Path:
+    populate(tmp_path / "home", copies=1, codex=True)
+    done = run_cli(tmp_path, "index")
+    assert done.returncode == 0, done.stderr
+    return tmp_path / "data" / "index.db"
+
+
+def local_keys(db: Path, machine: str) -> list[tuple[object, ...]]:
+    return sorted((machine, "alice", h, s, k) for h, s, k, _r, _t in dump_turns(db))
+
+
+def test_every_local_turn_is_published_once_under_its_machine_and_owner(
+    tmp_path: Path, team_db: TeamDb
+) -> None:
+    db = indexed(tmp_path)
+    pub, writer = local_publisher(db, team_db.team("alice", "m-alice"))
+    try:
+        assert drain(pub) >= 1
+        expected = local_keys(db, "m-alice")
+        assert len(expected) > 20
+        assert team_db.rows() == expected
+        assert outbox.stats(writer).pending == 0
+        assert pub.state.owner == "alice" and pub.state.published == len(expected)
+        # Queue everything again: the upserts change nothing and duplicate nothing.
+        outbox.disable(writer)
+        outbox.enable(writer)
+        drain(pub)
+        assert team_db.rows() == expected
+    finally:
+        pub.close()
+        writer.close()
+
+
+def test_a_crash_between_remote_commit_and_local_ack_resends_without_duplicates(
+    tmp_path: Path, team_db: TeamDb
+) -> None:
+    db = indexed(tmp_path)
+    team = team_db.team("alice", "m-alice", batch_size=100_000)
+    first, writer = local_publisher(db, team)
+    pending = outbox.stats(writer).pending
+    crashing = Publisher(team, "m-alice", CrashAfterCommit(WriterOutbox(writer, here)))
+    try:
+        with pytest.raises(RuntimeError, match="killed"):
+            asyncio.run(crashing.round())
+        assert team_db.rows() == local_keys(db, "m-alice")  # committed remotely
+        assert outbox.stats(writer).pending == pending  # nothing acknowledged
+    finally:
+        crashing.close()
+    # The restarted publisher (a new pool) sends it all again: same rows, no more.
+    try:
+        drain(first)
+        assert team_db.rows() == local_keys(db, "m-alice")
+        assert outbox.stats(writer).pending == 0
+    finally:
+        first.close()
+        writer.close()
+
+
+def test_publishing_survives_the_server_going_away_and_coming_back(
+    tmp_path: Path, team_db: TeamDb
+) -> None:
+    db = indexed(tmp_path)
+    pub, writer = local_publisher(db, team_db.team("alice", "m-alice"))
+    loop = asyncio.new_event_loop()
+    runner = threading.Thread(target=loop.run_until_complete, args=(pub.run(),))
+    # The writer connection is used from the publisher's loop thread from here on.
+    runner.start()
+    try:
+        wait_until(lambda: pub.state.published and pub.state.pending == 0, "the first publish")
+        team_db.server.stop()  # every connection is cut
+        session = "deadbeef-0000-4000-8000-00000000cafe"
+        transcript = tmp_path / "home" / ".claude" / "projects" / "-cut" / f"{session}.jsonl"
+        transcript.parent.mkdir(parents=True)
+        transcript.write_text(claude_user_line(session, "u-cut-1", "written while cut off"))
+        assert run_cli(tmp_path, "index").returncode == 0
+        wait_until(lambda: pub.state.last_error and pub.state.pending, "a failed publish")
+        assert pub.state.retry_in_s is not None
+        team_db.server.start()
+        wait_until(lambda: pub.state.pending == 0 and pub.state.last_error is None, "recovery")
+        assert team_db.rows() == local_keys(db, "m-alice")
+        assert any(row[3] == session for row in team_db.rows())
+    finally:
+        if team_db.server.proc is None:
+            team_db.server.start()
+        loop.call_soon_threadsafe(pub.stop)
+        runner.join(30)
+        loop.close()
+        writer.close()
+
+
+def test_a_forgotten_session_is_deleted_remotely(tmp_path: Path, team_db: TeamDb) -> None:
+    db = indexed(tmp_path)
+    pub, writer = local_publisher(db, team_db.team("alice", "m-alice"))
+    try:
+        drain(pub)
+        session = dump_turns(db)[0][1]
+        assert any(r[3] == session for r in team_db.rows())
+        done = run_cli(tmp_path, "forget", "--session", session)
+        assert done.returncode == 0, done.stderr
+        assert drain(pub) == 1
+        assert not any(r[3] == session for r in team_db.rows())
+        assert team_db.rows() == local_keys(db, "m-alice")
+    finally:
+        pub.close()
+        writer.close()
+
+
+def test_excluded_projects_stay_home_and_private_ones_are_marked(
+    tmp_path: Path, team_db: TeamDb
+) -> None:
+    db = indexed(tmp_path)
+    import sqlite3
+
+    conn = sqlite3.connect(db)
+    projects = sorted(
+        {str(p) for (p,) in conn.execute("SELECT project FROM sessions WHERE project != ''")}
+    )
+    conn.close()
+    assert len(projects) >= 2, projects
+    excluded, private = projects[0], projects[1]
+    team = team_db.team("alice", "m-alice", exclude_projects=(excluded,),
+                        private_projects=(private,))  # fmt: skip
+    pub, writer = local_publisher(db, team)
+    try:
+        drain(pub)
+        rows = team_db.rows("project", "private")
+        assert rows and not any(p == excluded for p, _ in rows)
+        assert all(priv == (p == private) for p, priv in rows)
+        assert any(priv for _, priv in rows) and any(not priv for _, priv in rows)
+    finally:
+        pub.close()
+        writer.close()
+
+
+def test_excluding_a_published_project_later_deletes_it_remotely(
+    tmp_path: Path, team_db: TeamDb
+) -> None:
+    db = indexed(tmp_path)
+    pub, writer = local_publisher(db, team_db.team("alice", "m-alice"))
+    try:
+        drain(pub)
+    finally:
+        pub.close()
+        writer.close()
+    project = str(team_db.rows("project")[0][0])
+    assert project != "None"
+    later = team_db.team("alice", "m-alice", exclude_projects=(project,))
+    pub, writer = local_publisher(db, later)  # as a daemon started with the new config
+    try:
+        drain(pub)
+        remaining = team_db.rows("project")
+        assert remaining and (project,) not in remaining
+    finally:
+        pub.close()
+        writer.close()

@@ -1,0 +1,64 @@
+"""Helpers shared by the team tests and the team bench."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from backscroll.config import TeamConfig
+from backscroll.store import open_writer, outbox
+from backscroll.store.outbox import OutboxBatch, OutboxStats
+from backscroll.store.writer import IndexWriter
+from backscroll.team.publish import Publisher, WriterOutbox, settings
+
+
+async def here(fn: Callable[[], Any]) -> Any:
+    return fn()
+
+
+def local_publisher(db: Path, team: TeamConfig) -> tuple[Publisher, IndexWriter]:
+    """A publisher over ``db``'s outbox (turned on, so every turn is queued)."""
+    writer = open_writer(db)
+    outbox.enable(writer, settings(team))
+    assert team.machine_id
+    return Publisher(team, team.machine_id, WriterOutbox(writer, here)), writer
+
+
+def drain(pub: Publisher) -> int:
+    """Publish rounds until the outbox is empty; how many rounds sent something."""
+    rounds = 0
+    while asyncio.run(pub.round()):
+        rounds += 1
+    return rounds
+
+
+def wait_until(check: Callable[[], Any], what: str, deadline_s: float = 60.0) -> Any:
+    """Poll a real condition until it holds (never a blind sleep)."""
+    end = time.monotonic() + deadline_s
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > end:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+class CrashAfterCommit:
+    """A local outbox whose ack never happens: the process 'dies' after the
+    remote commit and before the local rows are deleted."""
+
+    def __init__(self, inner: WriterOutbox) -> None:
+        self.inner = inner
+
+    async def stats(self) -> OutboxStats:
+        return await self.inner.stats()
+
+    async def batch(self, limit: int) -> OutboxBatch:
+        return await self.inner.batch(limit)
+
+    async def ack(self, last_id: int) -> None:
+        raise RuntimeError("killed between the remote commit and the local ack")
