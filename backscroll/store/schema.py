@@ -17,7 +17,7 @@ from pathlib import Path
 from backscroll.errors import DatabaseError
 
 #: Newest schema this code knows. A database newer than this is refused.
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 BUSY_TIMEOUT_MS = 5000
 _FTS5: bool | None = None
 
