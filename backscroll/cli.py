@@ -520,6 +520,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
         cli_agents.register(sub)
         cli_ops.register(sub)
+        from backscroll import cli_ui
+
+        cli_ui.register(sub)
     return parser
 
 

@@ -41,6 +41,8 @@ __all__ = [
     "REQUEST_TOO_LARGE",
     "RESULT_SCHEMA",
     "ROLES",
+    "ActivityParams",
+    "LocateParams",
     "TIMEOUT",
     "VERSION_MISMATCH",
     "ProtocolError",
@@ -162,4 +164,50 @@ class SessionParams:
             ok = v is None or (isinstance(v, int) and not isinstance(v, bool) and v >= 0)
             _check(ok, f"{name} must be a whole number ≥ 0")
         _check(data.get("window") is None or data["window"] <= 500, "window must be ≤ 500")
+        return cls(**{k: v for k, v in data.items() if v is not None})
+
+
+@dataclass(frozen=True)
+class ActivityParams:
+    """Turns per day per host over ``days`` days ending at ``until`` (default: now),
+    and the ``projects`` busiest projects of that window."""
+
+    days: int = 90
+    until: float | None = None  # unix seconds
+    projects: int = 10
+
+    @classmethod
+    def from_dict(cls, data: Any) -> ActivityParams:
+        data = data or {}
+        _check(isinstance(data, dict), "params must be an object")
+        unknown = sorted(set(data) - {f.name for f in fields(cls)})
+        _check(not unknown, f"unknown parameter(s): {', '.join(unknown)}")
+        for name, top in (("days", 3660), ("projects", 100)):
+            v = data.get(name)
+            ok = v is None or (isinstance(v, int) and not isinstance(v, bool) and 0 < v <= top)
+            _check(ok, f"{name} must be a whole number from 1 to {top}")
+        v = data.get("until")
+        ok = v is None or (isinstance(v, int | float) and not isinstance(v, bool) and v >= 0)
+        _check(ok, "until must be a number ≥ 0 (unix seconds)")
+        return cls(**{k: v for k, v in data.items() if v is not None})
+
+
+@dataclass(frozen=True)
+class LocateParams:
+    """Where one turn (by its key) sits in its session: its 1-based turn number."""
+
+    session: str
+    key: str
+    host: str | None = None
+
+    @classmethod
+    def from_dict(cls, data: Any) -> LocateParams:
+        _check(isinstance(data, dict), "params must be an object")
+        unknown = sorted(set(data) - {f.name for f in fields(cls)})
+        _check(not unknown, f"unknown parameter(s): {', '.join(unknown)}")
+        for name in ("session", "key"):
+            v = data.get(name)
+            _check(isinstance(v, str) and bool(v), f"{name} must be a non-empty string")
+        v = data.get("host")
+        _check(v is None or isinstance(v, str), "host must be a string")
         return cls(**{k: v for k, v in data.items() if v is not None})

@@ -30,6 +30,7 @@ from backscroll.daemon.connection import serve_connection
 from backscroll.daemon.handlers import DaemonContext, ReadPool
 from backscroll.daemon.indexer import HostSpec, Indexer, build_hosts
 from backscroll.daemon.logging import setup_logging
+from backscroll.daemon.ui import UiServer
 from backscroll.daemon.watcher import Watcher
 from backscroll.daemon.worker import Worker
 from backscroll.errors import BackscrollError
@@ -142,6 +143,7 @@ class Daemon:
         self.ctx: DaemonContext | None = None
         self.debouncer: Debouncer | None = None
         self.clients: set[asyncio.Task[None]] = set()
+        self.ui: UiServer | None = None
 
     # ------------------------------------------------------------------ startup
 
@@ -177,6 +179,10 @@ class Daemon:
             [s.host for s in indexer.hosts], flush=self.debouncer.flush,
         )  # fmt: skip
         await self._listen()
+        self.ui = UiServer(self.config, self.ctx)
+        self.ctx.start_ui = self.ui.start
+        if self.config.ui.enabled:
+            await self._start_ui()
         self.worker.submit("reconcile")
         self._start_scheduler()
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -185,6 +191,15 @@ class Daemon:
         systemd.notify(f"READY=1\nSTATUS=serving on {self.socket_path}\nMAINPID={os.getpid()}")
         log.info("daemon ready", extra={"event": "ready", "socket": str(self.socket_path),
                  "db": str(self.db), "pid": os.getpid(), "version": __version__})  # fmt: skip
+
+    async def _start_ui(self) -> None:
+        """``ui.enabled``: serve the viewer now; a port in use is logged, not fatal."""
+        assert self.ui is not None
+        try:
+            await self.ui.start()
+        except protocol.ProtocolError as exc:
+            log.error("web viewer not started", extra={"event": "ui_failed",
+                      "error": exc.message})  # fmt: skip
 
     def _roots(self, indexer: Indexer) -> list[tuple[str, Path, bool]]:
         return watch_list(indexer.hosts)
@@ -319,6 +334,10 @@ class Daemon:
         await asyncio.wrap_future(self.worker.swap_indexer(swap))
         self.watcher.set_roots(watch_list(hosts))
         self.ctx.enabled_hosts = [s.host for s in hosts]
+        if self.ui is not None:
+            self.ui.config = new
+            if new.ui.enabled:
+                await self._start_ui()
         self.worker.submit("reconcile")
         log.info("config reloaded", extra={"event": "reloaded", "hosts": len(hosts)})
 
@@ -334,6 +353,8 @@ class Daemon:
         log.info("shutting down", extra={"event": "stopping"})
         if self.server is not None:
             self.server.close()
+        if self.ui is not None:
+            await self.ui.stop()
         for task in list(self.clients):
             task.cancel()
         if self.scheduler is not None:
