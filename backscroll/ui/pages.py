@@ -39,6 +39,7 @@ def layout(title: str, active: str, body: str, csrf: str) -> str:
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f'<meta name="csrf-token" content="{e(csrf)}">'
         f"<title>{e(title)} · backscroll</title>"
+        '<link rel="icon" href="/static/icon.svg" type="image/svg+xml">'
         '<link rel="stylesheet" href="/static/style.css">'
         '<script src="/static/app.js" defer></script></head><body>'
         f'<header><a class="brand" href="/">backscroll</a><nav>{links}</nav></header>'
