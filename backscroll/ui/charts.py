@@ -45,8 +45,12 @@ def per_day(days: list[dict[str, Any]], hosts: list[str], width: int = 960,
                 "turns</title></rect>"
             )
         if i % 15 == 0 or i == len(days) - 1:
+            anchor = "end" if i == len(days) - 1 else "start"
             out.append(
-                f'<text x="{x:.1f}" y="{height - 6}" class="axis">{e(day["day"][5:])}</text>'
+                f'<text x="{x + step:.1f}" y="{height - 6}" text-anchor="{anchor}" class="axis">'
+                f'{e(day["day"][5:])}</text>'
+                if anchor == "end"
+                else f'<text x="{x:.1f}" y="{height - 6}" class="axis">{e(day["day"][5:])}</text>'
             )
     out.append("</svg>")
     return "".join(out)
@@ -59,7 +63,7 @@ def projects(rows: list[dict[str, Any]], width: int = 960) -> str:
     bar_h, gap, label_w = 18, 6, 380
     height = len(rows) * (bar_h + gap) + gap
     peak = max(r["turns"] for r in rows) or 1
-    room = width - label_w - 90
+    room = width - label_w - 170
     out = [
         f'<svg class="chart" id="projects" viewBox="0 0 {width} {height}" role="img" '
         'aria-label="busiest projects" xmlns="http://www.w3.org/2000/svg">'

@@ -164,11 +164,11 @@ def sessions_page(result: dict[str, Any], f: dict[str, str], hosts: list[str], c
             parts.append(f'<h3 class="host">{e(host)}</h3><table class="sessions"><tbody>')
             for s in rows:
                 parts.append(
-                    f"<tr><td>{when(s.get('last_activity') or s.get('started'))}</td>"
+                    f"<tr><td class=when>{when(s.get('last_activity') or s.get('started'))}</td>"
                     f'<td class="title"><a href="{e(reader_link(s["session_id"], host))}">'
                     f"{e(s.get('title') or s['session_id'])}</a></td>"
                     f'<td class="num">{e(s.get("turns"))} turns</td>'
-                    f"<td>{copy_button(s.get('resume_command'))}</td></tr>"
+                    f"<td class=cmd>{copy_button(s.get('resume_command'))}</td></tr>"
                 )
             parts.append("</tbody></table>")
         parts.append("</section>")
