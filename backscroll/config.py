@@ -192,7 +192,8 @@ def parse(data: Any, source: str, *, known_hosts: tuple[str, ...] | None = None)
         ui = values.get("ui")
         if isinstance(ui, UiConfig) and ui.port > 65535:
             problems.append(
-                f"{source}: ui.port: {ui.port} is not a TCP port; use 1-65535, or 0 for any free one"
+                f"{source}: ui.port: {ui.port} is not a TCP port; "
+                "use 1-65535, or 0 for any free one"
             )
     if problems:
         raise ConfigError(problems)

@@ -29,7 +29,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,7 +47,7 @@ OUT = ROOT / "bench" / "out"
 
 def pct(values: list[float], p: float) -> float:
     ordered = sorted(values)
-    return ordered[min(int(round(p / 100 * (len(ordered) - 1))), len(ordered) - 1)]
+    return ordered[min(round(p / 100 * (len(ordered) - 1)), len(ordered) - 1)]
 
 
 def fmt(values: list[float]) -> str:

@@ -126,4 +126,3 @@ def _server_class() -> type:
             yield
 
     return Server
-

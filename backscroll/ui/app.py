@@ -6,6 +6,7 @@ dispatch the Unix socket uses) and renders the result.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -100,10 +101,8 @@ class Viewer:
             if f[name]:
                 params[name] = f[name]
         if f["since"]:
-            try:
+            with contextlib.suppress(ValueError):
                 params["since_days"] = float(f["since"])
-            except ValueError:
-                pass
         try:
             result = await self.backend.call("sessions", params)
         except ProtocolError as exc:

@@ -44,14 +44,11 @@ def per_day(days: list[dict[str, Any]], hosts: list[str], width: int = 960,
                 f'height="{h:.1f}" fill="{col[host]}"><title>{e(day["day"])} {e(host)}: {n} '
                 "turns</title></rect>"
             )
-        if i % 15 == 0 or i == len(days) - 1:
-            anchor = "end" if i == len(days) - 1 else "start"
-            out.append(
-                f'<text x="{x + step:.1f}" y="{height - 6}" text-anchor="{anchor}" class="axis">'
-                f'{e(day["day"][5:])}</text>'
-                if anchor == "end"
-                else f'<text x="{x:.1f}" y="{height - 6}" class="axis">{e(day["day"][5:])}</text>'
-            )
+        last = i == len(days) - 1
+        if i % 15 == 0 or last:  # the last label ends at the right edge
+            where = f'x="{x + step:.1f}" text-anchor="end"' if last else f'x="{x:.1f}"'
+            label = e(day["day"][5:])
+            out.append(f'<text {where} y="{height - 6}" class="axis">{label}</text>')
     out.append("</svg>")
     return "".join(out)
 

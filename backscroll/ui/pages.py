@@ -141,7 +141,8 @@ def sessions_page(result: dict[str, Any], f: dict[str, str], hosts: list[str], c
     items = result.get("sessions") or []
     groups: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for s in items:
-        groups.setdefault(s.get("project") or "(no project)", {}).setdefault(s["host"], []).append(s)
+        project = s.get("project") or "(no project)"
+        groups.setdefault(project, {}).setdefault(s["host"], []).append(s)
     host_choices = [("", "every host"), *((h, h) for h in hosts)]
     parts = [
         '<form class="filters" action="/sessions" method="get">'
@@ -187,13 +188,13 @@ def session_page(result: dict[str, Any], hit: int | None, csrf: str) -> str:
     if first > 1:
         earlier = urlencode({**base, "around": max(first - 11, 1)})
         nav.append(f'<a href="/session?{e(earlier)}">← earlier turns</a>')
-    nav.append(f'<span class="muted">turns {first}–{last} of {total}</span>')
+    nav.append(f'<span class="muted">turns {first}-{last} of {total}</span>')
     if last < total:
         later = urlencode({**base, "around": min(last + 11, total)})
         nav.append(f'<a href="/session?{e(later)}">later turns →</a>')
     pager = f'<p class="pager">{" ".join(nav)}</p>'
     parts = [
-        f'<h1>{e(s.get("title") or s["session_id"])}</h1>'
+        f"<h1>{e(s.get('title') or s['session_id'])}</h1>"
         f'<p class="meta"><span class="host">{e(s["host"])}</span>'
         f'<span class="project">{e(s.get("project"))}</span> started {when(s.get("started"))}'
         f" · last {when(s.get('last_activity'))} · {e(s.get('turns'))} turns"

@@ -69,10 +69,7 @@ def loopback_host(host: str | None, port: int) -> bool:
     if not host:
         return False
     host = host.strip().lower()
-    for name in LOOPBACK_NAMES:
-        if host == name or host == f"{name}:{port}":
-            return True
-    return False
+    return any(host in (name, f"{name}:{port}") for name in LOOPBACK_NAMES)
 
 
 def _same(given: str | None, expected: str) -> bool:
@@ -81,8 +78,7 @@ def _same(given: str | None, expected: str) -> bool:
 
 def _refuse(status: int, title: str, detail: str) -> Response:
     body = (
-        f"<!doctype html><meta charset=utf-8><title>{title}</title>"
-        f"<h1>{title}</h1><p>{detail}</p>"
+        f"<!doctype html><meta charset=utf-8><title>{title}</title><h1>{title}</h1><p>{detail}</p>"
     )
     return HTMLResponse(body, status_code=status, headers=HEADERS)
 
@@ -124,9 +120,10 @@ class Guard:
             await self._no_access(scope, receive, send)
             return
         if scope.get("method", "GET") not in SAFE_METHODS:
-            receive = await self._check_csrf(scope, receive, send, headers)
-            if receive is None:
+            checked = await self._check_csrf(scope, receive, send, headers)
+            if checked is None:
                 return
+            receive = checked
         await self.app(scope, receive, send)
 
     async def _no_access(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -146,8 +143,8 @@ class Guard:
         if origin and origin != "null":
             host = origin.split("://", 1)[-1]
             if not origin.startswith("http://") or not loopback_host(host, self.keys.port):
-                await _refuse(403, "Cross-site request refused",
-                              "This request came from another site.")(scope, receive, send)  # fmt: skip
+                refusal = _refuse(403, "Cross-site request refused", "This came from another site.")
+                await refusal(scope, receive, send)
                 return None
         if _same(headers.get("x-csrf-token"), self.keys.csrf):
             return receive

@@ -43,8 +43,8 @@ def test_search_as_you_type_then_open_the_hit_then_copy_its_resume_command(
     assert "token=" not in driver.current_url  # moved into the cookie
     box = _css(driver, "#q")
     box.send_keys(WORD)  # no Enter: results follow the typing
-    _wait(driver, "results for the typed word",
-          lambda d: d.find_elements(By.CSS_SELECTOR, f'.results[data-q="{WORD}"] .hit'))  # fmt: skip
+    found = f'.results[data-q="{WORD}"] .hit'
+    _wait(driver, "results for the typed word", lambda d: d.find_elements(By.CSS_SELECTOR, found))
     hit = _css(driver, ".hit")
     assert _css(driver, ".hit mark").text == WORD
     assert driver.current_url.endswith(f"/?q={WORD}")  # the address follows the query

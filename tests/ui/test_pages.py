@@ -61,9 +61,9 @@ def test_the_reader_opens_at_the_hit_with_its_neighbours(viewer: Viewer) -> None
     assert status == 200
     hit = re.search(r'<article class="turn role-user hit" id="hit">.*?</article>', body)
     assert hit and f"#{HIT_TURN}<" in hit.group(0) and WORD in hit.group(0)
-    shown = [int(n) for n in re.findall(r'<span>#(\d+)</span>', body)]
+    shown = [int(n) for n in re.findall(r"<span>#(\d+)</span>", body)]
     assert shown[0] < HIT_TURN < shown[-1] and len(shown) == 21
-    assert "earlier turns" in body and f"turns {shown[0]}–{shown[-1]} of {TURNS}" in body
+    assert "earlier turns" in body and f"turns {shown[0]}-{shown[-1]} of {TURNS}" in body
     assert f'data-copy="cd {PROJECT} &amp;&amp; claude --resume {SESSION}"' in body
 
 
