@@ -6,6 +6,7 @@ dispatch the Unix socket uses) and renders the result.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
 from datetime import UTC, datetime
@@ -24,8 +25,14 @@ from backscroll.ui.security import HEADERS, Guard, Secrets
 
 STATIC = Path(__file__).parent / "static"
 SEARCH_LIMIT = 20
+#: Sessions listed at first (the page links to more): a short page paints fast.
+SESSIONS_PAGE = 200
 #: Activity over 90 days scans every turn of the window: keep an answer this long.
 ACTIVITY_TTL_S = 30.0
+#: The doctor's findings are re-checked in the background when older than this.
+DOCTOR_TTL_S = 60.0
+#: How long the health page waits for the first doctor run before showing the status alone.
+DOCTOR_WAIT_S = 1.5
 
 
 class Backend(Protocol):
@@ -47,6 +54,9 @@ def _search_params(f: dict[str, str]) -> dict[str, Any]:
         "limit": SEARCH_LIMIT,
         "max_turn_chars": 600,
         "max_total_chars": SEARCH_LIMIT * 700,
+        # Counting every match is a second pass over them (half the time of a
+        # frequent word on a large index): the page says "the N best" instead.
+        "count": False,
     }
     for name in ("host", "project", "role"):
         if f[name]:
@@ -64,6 +74,8 @@ class Viewer:
         self.backend = backend
         self.keys = keys
         self._activity: dict[str, tuple[float, Any]] = {}
+        self._doctor: tuple[float, list[dict[str, Any]]] | None = None
+        self._doctor_task: asyncio.Task[None] | None = None
 
     def html(self, body: str, status: int = 200) -> Response:
         return HTMLResponse(body, status_code=status, headers=HEADERS)
@@ -75,7 +87,7 @@ class Viewer:
             result = await self.backend.call("search", _search_params(f))
         except ProtocolError as exc:
             result = {"hits": [], "message": exc.message}
-        return result, pages.results(result, f["q"])
+        return result, pages.results(result, f["q"], SEARCH_LIMIT)
 
     async def search(self, request: Request) -> Response:
         f = _filters(request)
@@ -96,7 +108,10 @@ class Viewer:
 
     async def sessions(self, request: Request) -> Response:
         f = _filters(request)
-        params: dict[str, Any] = {"limit": 500}
+        limit = request.query_params.get("limit", "")
+        params: dict[str, Any] = {
+            "limit": min(int(limit), 10000) if limit.isdigit() and int(limit) else SESSIONS_PAGE
+        }
         for name in ("host", "project"):
             if f[name]:
                 params[name] = f[name]
@@ -107,7 +122,7 @@ class Viewer:
             result = await self.backend.call("sessions", params)
         except ProtocolError as exc:
             result = {"sessions": [], "message": exc.message}
-        body = pages.sessions_page(result, f, self.backend.hosts(), self.keys.csrf)
+        body = pages.sessions_page(result, f, params["limit"], self.backend.hosts(), self.keys.csrf)
         return self.html(body)
 
     async def session(self, request: Request) -> Response:
@@ -152,9 +167,25 @@ class Viewer:
 
     async def health(self, request: Request) -> Response:
         status = await self.backend.call("status", {})
-        findings = await self.backend.doctor()
+        findings = await self._findings()
         synced = request.query_params.get("synced")
         return self.html(pages.health_page(status, findings, synced, self.keys.csrf))
+
+    async def _findings(self) -> tuple[float, list[dict[str, Any]]] | None:
+        """The doctor's findings, checked in the background: a check can take seconds
+        (it walks the hosts' directories), so the page shows the last answer (at most
+        DOCTOR_TTL_S old, else a fresh run is started) and waits for a first one only
+        briefly."""
+        stale = self._doctor is None or time.time() - self._doctor[0] > DOCTOR_TTL_S
+        if stale and (self._doctor_task is None or self._doctor_task.done()):
+            self._doctor_task = asyncio.get_running_loop().create_task(self._run_doctor())
+        if self._doctor is None and self._doctor_task is not None:
+            await asyncio.wait({self._doctor_task}, timeout=DOCTOR_WAIT_S)
+        return self._doctor
+
+    async def _run_doctor(self) -> None:
+        findings = await self.backend.doctor()
+        self._doctor = (time.time(), findings)
 
     async def sync(self, request: Request) -> Response:
         done = await self.backend.call("sync", {})

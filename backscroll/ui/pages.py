@@ -6,6 +6,7 @@ search-as-you-type and copy buttons on top).
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from html import escape
 from typing import Any
 from urllib.parse import urlencode
@@ -99,14 +100,15 @@ def reader_link(session_id: str, host: str | None, key: str | None = None) -> st
     return "/session?" + urlencode(params) + ("#hit" if key else "")
 
 
-def results(result: dict[str, Any], query: str) -> str:
+def results(result: dict[str, Any], query: str, limit: int) -> str:
     """The results block (the fragment search-as-you-type swaps in)."""
     hits = result.get("hits") or []
     parts = [f'<div class="results" data-q="{e(query)}" data-hits="{len(hits)}">']
     message = result.get("message")
-    if hits:
-        total = result.get("total", len(hits))
-        parts.append(f'<p class="count">{len(hits)} of {e(total)} matching turns</p>')
+    if len(hits) >= limit:
+        message = message or f"the {len(hits)} best matches; narrow with the filters to see others"
+    elif hits:
+        parts.append(f'<p class="count">{len(hits)} matching turns</p>')
     if message:
         parts.append(f'<p class="message">{e(message)}</p>')
     for hit in hits:
@@ -137,7 +139,9 @@ def search_page(f: dict[str, str], hosts: list[str], block: str, csrf: str) -> s
     return layout(f"Search {f.get('q', '')}".strip(), "/", body, csrf)
 
 
-def sessions_page(result: dict[str, Any], f: dict[str, str], hosts: list[str], csrf: str) -> str:
+def sessions_page(
+    result: dict[str, Any], f: dict[str, str], limit: int, hosts: list[str], csrf: str
+) -> str:
     items = result.get("sessions") or []
     groups: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for s in items:
@@ -173,6 +177,9 @@ def sessions_page(result: dict[str, Any], f: dict[str, str], hosts: list[str], c
                 )
             parts.append("</tbody></table>")
         parts.append("</section>")
+    if len(items) >= limit:
+        more = urlencode({**{k: v for k, v in f.items() if v and k != "q"}, "limit": limit * 2})
+        parts.append(f'<p class="pager"><a href="/sessions?{e(more)}">show more sessions</a></p>')
     return layout("Sessions", "/sessions", "".join(parts), csrf)
 
 
@@ -216,7 +223,10 @@ def session_page(result: dict[str, Any], hit: int | None, csrf: str) -> str:
 
 
 def health_page(
-    status: dict[str, Any], findings: list[dict[str, Any]], synced: str | None, csrf: str
+    status: dict[str, Any],
+    checked: tuple[float, list[dict[str, Any]]] | None,
+    synced: str | None,
+    csrf: str,
 ) -> str:
     d = status.get("daemon", {})
     rows = "".join(
@@ -240,8 +250,14 @@ def health_page(
         f"<td>{e(f.get('check'))}</td><td>{e(f.get('detail'))}"
         + (f'<div class="fix">fix: {e(f.get("fix"))}</div>' if f.get("fix") else "")
         + "</td></tr>"
-        for f in findings
+        for f in (checked[1] if checked else [])
     )
+    if checked:
+        stamp = datetime.fromtimestamp(checked[0], tz=UTC).isoformat()
+        doctor_note = f'<p class="muted">checked {when(stamp)}; checked again when a minute old</p>'
+    else:
+        doctor_note = '<p class="message">The doctor is still checking; reload in a moment.</p>'
+
     done = f'<p class="message">Indexed now: {e(synced)}</p>' if synced else ""
     body = (
         f"<h1>Status</h1>{done}<table class=facts>{fact_rows}</table>"
@@ -251,6 +267,6 @@ def health_page(
         "<table class=hosts><thead><tr><th>host</th><th>files</th><th>sessions</th>"
         f"<th>turns</th><th>unreadable</th><th>last indexed</th></tr></thead><tbody>{rows}"
         "</tbody></table>"
-        f"<h1>Doctor</h1><table class=doctor><tbody>{doctor}</tbody></table>"
+        f"<h1>Doctor</h1>{doctor_note}<table class=doctor><tbody>{doctor}</tbody></table>"
     )
     return layout("Health", "/health", body, csrf)

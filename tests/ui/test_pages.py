@@ -4,6 +4,7 @@ and the two browse queries behind them (also methods of the Unix socket)."""
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 
@@ -92,6 +93,10 @@ def test_health_shows_status_and_doctor_findings(viewer: Viewer) -> None:
     status, _, body = viewer.get("/health")
     assert status == 200
     assert "writer</th><td>alive" in body
+    deadline = time.monotonic() + 60
+    while "The doctor is still checking" in body and time.monotonic() < deadline:
+        time.sleep(0.2)  # polling a condition: the doctor runs in the background
+        body = viewer.get("/health")[2]
     assert '<td class="status">ok</td><td>python</td>' in body
     assert '<td class="status">ok</td><td>daemon</td>' in body
 
@@ -108,3 +113,15 @@ def test_activity_and_locate_answer_on_the_socket_too(viewer: Viewer) -> None:
     assert missing["turn"] is None and "no turn with key" in missing["message"]
     with pytest.raises(RemoteError, match="days must be a whole number"):
         d.call("activity", {"days": 0})
+
+
+def test_a_long_session_list_ends_in_a_link_to_more(viewer: Viewer) -> None:
+    _, _, body = viewer.get("/sessions?limit=2&host=claude-code")
+    assert len(re.findall(r"<tr><td class=when>", body)) == 2
+    assert 'href="/sessions?host=claude-code&amp;limit=4">show more sessions' in body
+
+
+def test_a_query_with_more_hits_than_shown_says_it_shows_the_best(viewer: Viewer) -> None:
+    _, _, body = viewer.get("/results?q=the+parser")
+    assert 'data-hits="20"' in body
+    assert "the 20 best matches" in body
