@@ -192,7 +192,7 @@ def main() -> None:
         size = sum(p.stat().st_size for p in corpus.transcripts(home)) / 1e6
         t = time.perf_counter()
         with start_daemon(Path(tmp), env={"HOME": str(home)}, timeout=120) as d:
-            d.sync()
+            d.client(timeout=3600).call("sync", {})  # the cold index of the whole corpus
             cold = time.perf_counter() - t
             totals = d.call("status", {})
             turns = sum(h["turns"] for h in totals["hosts"].values())

@@ -108,7 +108,9 @@ def results(result: dict[str, Any], query: str, limit: int) -> str:
     if len(hits) >= limit:
         message = message or f"the {len(hits)} best matches; narrow with the filters to see others"
     elif hits:
-        parts.append(f'<p class="count">{len(hits)} matching turns</p>')
+        parts.append(
+            f'<p class="count">{len(hits)} matching turn{"s" if len(hits) > 1 else ""}</p>'
+        )
     if message:
         parts.append(f'<p class="message">{e(message)}</p>')
     for hit in hits:

@@ -21,6 +21,8 @@
         .then((html) => {
           if (mine !== sequence) return;
           results.innerHTML = html;
+          const hint = document.querySelector(".hint");
+          if (hint && params.get("q")) hint.remove();
           localTimes(results);
         })
         .catch(() => {});
