@@ -28,6 +28,7 @@ import statistics
 import sys
 import tempfile
 import time
+from datetime import datetime
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -129,6 +130,18 @@ def measure_search(d: DaemonProcess, web: Http, runs: int) -> None:
     print(f"  viewer / socket, p50: {ratio:.2f}x")
 
 
+def measure_activity(d: DaemonProcess, newest: str, runs: int) -> None:
+    """The activity query itself (the page keeps an answer 30 s, so HTTP is mostly cached)."""
+    client = d.client()
+    until = datetime.fromisoformat(newest.replace("Z", "+00:00")).timestamp()
+    ms = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        client.call("activity", {"days": 90, "until": until})
+        ms.append((time.perf_counter() - start) * 1000)
+    print(f"\nactivity over 90 days, uncached, on the socket ({runs} runs): {fmt(ms)}")
+
+
 def measure_browser(url: str, port: int, paths: list[str], runs: int, shots: bool) -> None:
     why = browser.missing()
     if why:
@@ -211,6 +224,7 @@ def main() -> None:
             web.get("/")  # warm the page cache and the code paths once
             measure_http(d, web, paths, args.runs)
             measure_search(d, web, max(args.runs // 10, 1))
+            measure_activity(d, newest, max(args.runs // 5, 1))
             measure_browser(url, port, paths, args.browser_runs, args.screenshots)
             rss = d.rss_kb()
             print(f"\ndaemon RSS after the run: {rss / 1024 if rss else 0:.0f} MB")
