@@ -84,6 +84,8 @@ class SearchParams:
     fallback: bool = True
     #: Count every match for ``total``/``dropped``; the prompt hook skips it (speed).
     count: bool = True
+    #: The last word may be unfinished (search as you type): match words it begins.
+    prefix: bool = False
 
     @classmethod
     def from_dict(cls, data: Any) -> SearchParams:
@@ -103,7 +105,7 @@ class SearchParams:
             v = data.get(name)
             ok = v is None or (isinstance(v, int) and not isinstance(v, bool) and v >= 0)
             _check(ok, f"{name} must be a whole number ≥ 0")
-        for name in ("any", "fallback", "count"):
+        for name in ("any", "fallback", "count", "prefix"):
             v = data.get(name)
             _check(v is None or isinstance(v, bool), f"{name} must be true or false")
         role = data.get("role")

@@ -44,10 +44,23 @@ def terms_of(text: str) -> list[str]:
     return out
 
 
-def fts_match(terms: list[str], any_word: bool) -> str:
-    """An FTS5 MATCH string in which every term is a quoted string: no syntax leaks."""
+def fts_match(terms: list[str], any_word: bool, prefix: bool = False) -> str:
+    """An FTS5 MATCH string in which every term is a quoted string: no syntax leaks.
+    With ``prefix``, the last term also matches words it begins (``"quok"*``)."""
     quoted = ['"' + t.replace('"', '""') + '"' for t in terms]
+    if prefix and quoted:
+        quoted[-1] += "*"
     return (" OR " if any_word else " ").join(quoted)
+
+
+def prefix_of(p: SearchParams) -> bool:
+    """Whether the last word is still being typed: asked for, not a quoted phrase, not
+    followed by a space, and long enough (a one- or two-letter prefix matches too much)."""
+    query = p.query
+    if not p.prefix or not query or query[-1].isspace() or query.endswith('"'):
+        return False
+    last = query.split()[-1]
+    return len(last) >= 3 and last.isalnum()
 
 
 def _filters(p: SearchParams, now: float) -> tuple[str, list[Any]]:
@@ -131,7 +144,7 @@ def search(p: SearchParams, *, fts: bool, enabled_hosts: Sequence[str] | None = 
     if not ids:
         out["message"] = yield from _explain_empty(p, terms, fts, now)
         return out
-    hits = yield from _hits(ids, terms, any_word, fts)
+    hits = yield from _hits(ids, terms, any_word, fts, prefix_of(p))
     out["total"] = total
     yield from _bound(out, hits, p)
     return out
@@ -143,7 +156,7 @@ def _ranked(
     where, args = _filters(p, now)
     limit = max(p.limit, 1) if p.limit else 10
     if fts:
-        match = fts_match(terms, any_word)
+        match = fts_match(terms, any_word, prefix_of(p))
         base = (
             "FROM turns_fts JOIN turns t ON t.id = turns_fts.rowid"
             " JOIN sessions s ON s.id = t.session WHERE turns_fts MATCH ?" + where
@@ -207,7 +220,7 @@ def _explain_empty(
 
 
 def _hits(
-    ids: list[int], terms: list[str], any_word: bool, fts: bool
+    ids: list[int], terms: list[str], any_word: bool, fts: bool, prefix: bool = False
 ) -> Generator[tuple[str, tuple[Any, ...]], list[Row], list[dict[str, Any]]]:
     marks = ",".join("?" * len(ids))
     if fts:
@@ -216,7 +229,7 @@ def _hits(
             " FROM turns_fts JOIN turns t ON t.id = turns_fts.rowid"
             " JOIN sessions s ON s.id = t.session"
             f" WHERE turns_fts MATCH ? AND turns_fts.rowid IN ({marks})",
-            (fts_match(terms, any_word), *ids),
+            (fts_match(terms, any_word, prefix), *ids),
         )
     else:
         rows = yield (

@@ -45,7 +45,10 @@ class Backend(Protocol):
 
 def _filters(request: Request) -> dict[str, str]:
     q = request.query_params
-    return {k: q.get(k, "").strip() for k in ("q", "host", "project", "role", "since")}
+    out = {k: q.get(k, "").strip() for k in ("host", "project", "role", "since")}
+    # A space after the last word says it is finished (no prefix match): keep it.
+    out["q"] = q.get("q", "").lstrip()
+    return out
 
 
 def _search_params(f: dict[str, str]) -> dict[str, Any]:
@@ -57,6 +60,7 @@ def _search_params(f: dict[str, str]) -> dict[str, Any]:
         # Counting every match is a second pass over them (half the time of a
         # frequent word on a large index): the page says "the N best" instead.
         "count": False,
+        "prefix": True,  # the last word may be half typed
     }
     for name in ("host", "project", "role"):
         if f[name]:
@@ -81,7 +85,7 @@ class Viewer:
         return HTMLResponse(body, status_code=status, headers=HEADERS)
 
     async def _results(self, f: dict[str, str]) -> tuple[dict[str, Any], str]:
-        if not f["q"]:
+        if not f["q"].strip():
             return {}, ""
         try:
             result = await self.backend.call("search", _search_params(f))

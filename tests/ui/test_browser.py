@@ -42,7 +42,10 @@ def test_search_as_you_type_then_open_the_hit_then_copy_its_resume_command(
     driver.get(viewer.url)
     assert "token=" not in driver.current_url  # moved into the cookie
     box = _css(driver, "#q")
-    box.send_keys(WORD)  # no Enter: results follow the typing
+    box.send_keys(WORD[:5])  # no Enter: results follow the typing, half a word included
+    half = f'.results[data-q="{WORD[:5]}"] .hit'
+    _wait(driver, "results for half a word", lambda d: d.find_elements(By.CSS_SELECTOR, half))
+    box.send_keys(WORD[5:])
     found = f'.results[data-q="{WORD}"] .hit'
     _wait(driver, "results for the typed word", lambda d: d.find_elements(By.CSS_SELECTOR, found))
     hit = _css(driver, ".hit")

@@ -125,3 +125,21 @@ def test_a_query_with_more_hits_than_shown_says_it_shows_the_best(viewer: Viewer
     _, _, body = viewer.get("/results?q=the+parser")
     assert 'data-hits="20"' in body
     assert "the 20 best matches" in body
+
+
+def test_the_viewer_matches_a_half_typed_last_word(viewer: Viewer) -> None:
+    _, _, body = viewer.get(f"/results?q=parser+{WORD[:6]}")
+    assert f"<mark>{WORD}</mark>" in body
+    _, _, spaced = viewer.get(f"/results?q={WORD[:6]}+")  # a space: the word is finished
+    assert 'data-hits="0"' in spaced
+
+
+def test_prefix_applies_only_when_asked_and_to_an_unfinished_last_word(viewer: Viewer) -> None:
+    d = viewer.daemon
+    assert d.call("search", {"query": WORD[:6], "fallback": False})["hits"] == []
+    hits = d.call("search", {"query": WORD[:6], "prefix": True})["hits"]
+    assert [h["session_id"] for h in hits] == [SESSION]
+    assert d.call("search", {"query": f'"{WORD[:6]}"', "prefix": True})["hits"] == []
+    assert d.call("search", {"query": WORD[:2], "prefix": True})["hits"] == []
+    with pytest.raises(RemoteError, match="prefix must be true or false"):
+        d.call("search", {"query": "x", "prefix": "yes"})
