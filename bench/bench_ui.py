@@ -84,12 +84,15 @@ def queries() -> list[str]:
 
 
 def typed(query: str) -> list[str]:
-    """What the page asks while the query is typed: each word as it completes,
-    and the whole query (the page waits 120 ms between keystrokes)."""
+    """What the page asks while the query is typed (it waits for a 120 ms pause):
+    each word half typed (its first 4 letters, matched as a prefix) and whole."""
     out: list[str] = []
     words = query.split()
-    for i in range(1, len(words) + 1):
-        out.append(" ".join(words[:i]))
+    for i, word in enumerate(words):
+        done = " ".join(words[:i])
+        if len(word) > 4:
+            out.append(f"{done} {word[:4]}".strip())
+        out.append(f"{done} {word}".strip())
     return out
 
 
@@ -115,7 +118,7 @@ def measure_search(d: DaemonProcess, web: Http, runs: int) -> None:
         for query in queries():
             for q in typed(query):
                 params = {"query": q, "limit": 20, "max_turn_chars": 600,
-                          "max_total_chars": 14000}  # fmt: skip
+                          "max_total_chars": 14000, "prefix": True}  # fmt: skip
                 start = time.perf_counter()
                 result = client.call("search", params)
                 socket_ms.append((time.perf_counter() - start) * 1000)
