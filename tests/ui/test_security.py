@@ -172,3 +172,22 @@ def test_backscroll_ui_without_a_daemon_says_how_to_start_one(tmp_path: Path) ->
                    env={"BACKSCROLL_SOCKET": str(tmp_path / "none.sock")})  # fmt: skip
     assert done.returncode == 2
     assert "daemon is not running" in done.stderr and "backscroll daemon" in done.stderr
+
+
+def test_backscroll_ui_opens_the_url_with_the_token_in_the_browser(
+    daemon_factory: DaemonFactory, tmp_path: Path
+) -> None:
+    d = daemon_factory()
+    opened = tmp_path / "opened.txt"
+    fake = tmp_path / "fake_browser.py"
+    fake.write_text(f"import sys\nopen({str(opened)!r}, 'w').write(sys.argv[1])\n")
+    done = run_cli(tmp_path, "ui", env={"BACKSCROLL_SOCKET": str(d.socket_path),
+                                        "BROWSER": f"{sys.executable} {fake} %s"})  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    url = opened.read_text()
+    assert url.startswith("http://127.0.0.1:") and "/?token=" in url
+    assert f"backscroll viewer: {url}" in done.stdout
+    assert (
+        Viewer(d, url, int(url.split(":")[2].split("/")[0]), url.split("=", 1)[1]).get("/")[0]
+        == 200
+    )
