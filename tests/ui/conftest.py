@@ -16,14 +16,14 @@ from tests.daemon.harness import DaemonProcess, claude_user_line, populate
 
 #: The session written by :func:`write_long_session`; its turn HIT_TURN holds WORD.
 SESSION = "5e551011-0000-4000-8000-0000000000aa"
-PROJECT = "/work/alpha"
+PROJECT = "/srv/alpha"
 WORD = "quokkaharbour"
 TURNS = 40
 HIT_TURN = 30
 
 
 def write_long_session(home: Path) -> Path:
-    directory = home / ".claude" / "projects" / "-work-alpha"
+    directory = home / ".claude" / "projects" / "-srv-alpha"
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{SESSION}.jsonl"
     with open(path, "w", encoding="utf-8") as fh:
