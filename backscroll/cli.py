@@ -486,6 +486,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         from backscroll import cli_team
 
         cli_team.register(sub)
+        from backscroll import cli_ui
+
+        cli_ui.register(sub)
     return parser
 
 

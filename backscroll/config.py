@@ -110,6 +110,14 @@ class TeamConfig:
 
 
 @dataclass(frozen=True)
+class UiConfig:
+    #: Serve the web viewer from daemon start (else only after `backscroll ui`).
+    enabled: bool = False
+    #: TCP port on 127.0.0.1 (0: any free port). The viewer never listens elsewhere.
+    port: int = 0
+
+
+@dataclass(frozen=True)
 class Config:
     #: Where index.db lives (default: $BACKSCROLL_HOME or the XDG data dir).
     data_dir: str | None = None
@@ -123,6 +131,7 @@ class Config:
     server: ServerConfig = field(default_factory=ServerConfig)
     exclude: ExcludeConfig = field(default_factory=ExcludeConfig)
     team: TeamConfig = field(default_factory=TeamConfig)
+    ui: UiConfig = field(default_factory=UiConfig)
     #: Where the config came from (None: built-in defaults).
     source: str | None = field(default=None, compare=False)
 
@@ -205,6 +214,12 @@ def parse(data: Any, source: str, *, known_hosts: tuple[str, ...] | None = None)
         team = values.get("team")
         if isinstance(team, TeamConfig):
             problems += _team_problems(team, source)
+        ui = values.get("ui")
+        if isinstance(ui, UiConfig) and ui.port > 65535:
+            problems.append(
+                f"{source}: ui.port: {ui.port} is not a TCP port; "
+                "use 1-65535, or 0 for any free one"
+            )
     if problems:
         raise ConfigError(problems)
     assert isinstance(values, dict)

@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from backscroll import protocol
-from backscroll.store import queries, search
+from backscroll.store import browse, queries, search
 
-QUERY_METHODS = ("search", "sessions", "session")
+QUERY_METHODS = ("search", "sessions", "session", "activity", "locate")
 
 
 def build(
@@ -26,4 +26,8 @@ def build(
         return queries.sessions(protocol.SessionsParams.from_dict(params))
     if method == "session":
         return queries.session(protocol.SessionParams.from_dict(params))
+    if method == "activity":
+        return browse.activity(protocol.ActivityParams.from_dict(params))
+    if method == "locate":
+        return browse.locate(protocol.LocateParams.from_dict(params))
     raise protocol.ProtocolError(protocol.METHOD_NOT_FOUND, f"unknown method {method!r}")

@@ -43,6 +43,8 @@ __all__ = [
     "ROLES",
     "TIMEOUT",
     "VERSION_MISMATCH",
+    "ActivityParams",
+    "LocateParams",
     "ProtocolError",
     "SearchParams",
     "SessionParams",
@@ -86,6 +88,8 @@ class SearchParams:
     #: weighs shared words by it): ``rarity`` in the result; words common in the
     #: index (:func:`backscroll.rarity.is_common`) are left out of the match.
     doc_freq: bool = False
+    #: The last word may be unfinished (search as you type): match words it begins.
+    prefix: bool = False
 
     @classmethod
     def from_dict(cls, data: Any) -> SearchParams:
@@ -105,7 +109,7 @@ class SearchParams:
             v = data.get(name)
             ok = v is None or (isinstance(v, int) and not isinstance(v, bool) and v >= 0)
             _check(ok, f"{name} must be a whole number ≥ 0")
-        for name in ("any", "fallback", "count", "doc_freq"):
+        for name in ("any", "fallback", "count", "doc_freq", "prefix"):
             v = data.get(name)
             _check(v is None or isinstance(v, bool), f"{name} must be true or false")
         role = data.get("role")
@@ -166,4 +170,50 @@ class SessionParams:
             ok = v is None or (isinstance(v, int) and not isinstance(v, bool) and v >= 0)
             _check(ok, f"{name} must be a whole number ≥ 0")
         _check(data.get("window") is None or data["window"] <= 500, "window must be ≤ 500")
+        return cls(**{k: v for k, v in data.items() if v is not None})
+
+
+@dataclass(frozen=True)
+class ActivityParams:
+    """Turns per day per host over ``days`` days ending at ``until`` (default: now),
+    and the ``projects`` busiest projects of that window."""
+
+    days: int = 90
+    until: float | None = None  # unix seconds
+    projects: int = 10
+
+    @classmethod
+    def from_dict(cls, data: Any) -> ActivityParams:
+        data = data or {}
+        _check(isinstance(data, dict), "params must be an object")
+        unknown = sorted(set(data) - {f.name for f in fields(cls)})
+        _check(not unknown, f"unknown parameter(s): {', '.join(unknown)}")
+        for name, top in (("days", 3660), ("projects", 100)):
+            v = data.get(name)
+            ok = v is None or (isinstance(v, int) and not isinstance(v, bool) and 0 < v <= top)
+            _check(ok, f"{name} must be a whole number from 1 to {top}")
+        v = data.get("until")
+        ok = v is None or (isinstance(v, int | float) and not isinstance(v, bool) and v >= 0)
+        _check(ok, "until must be a number ≥ 0 (unix seconds)")
+        return cls(**{k: v for k, v in data.items() if v is not None})
+
+
+@dataclass(frozen=True)
+class LocateParams:
+    """Where one turn (by its key) sits in its session: its 1-based turn number."""
+
+    session: str
+    key: str
+    host: str | None = None
+
+    @classmethod
+    def from_dict(cls, data: Any) -> LocateParams:
+        _check(isinstance(data, dict), "params must be an object")
+        unknown = sorted(set(data) - {f.name for f in fields(cls)})
+        _check(not unknown, f"unknown parameter(s): {', '.join(unknown)}")
+        for name in ("session", "key"):
+            v = data.get(name)
+            _check(isinstance(v, str) and bool(v), f"{name} must be a non-empty string")
+        v = data.get("host")
+        _check(v is None or isinstance(v, str), "host must be a string")
         return cls(**{k: v for k, v in data.items() if v is not None})

@@ -210,8 +210,9 @@ RestrictRealtime=yes
 SystemCallArchitectures=native
 SystemCallFilter=@system-service
 SystemCallErrorNumber=EPERM
-# AF_UNIX only: the query socket and sd_notify. Inotify needs no address family.
-RestrictAddressFamilies=AF_UNIX
+# AF_UNIX: the query socket and sd_notify (inotify needs no address family); AF_INET:
+# the web viewer, which listens on 127.0.0.1 only and only once asked for (`backscroll ui`).
+RestrictAddressFamilies=AF_UNIX AF_INET
 RestrictSUIDSGID=yes
 RestrictNamespaces=yes
 # MemoryDenyWriteExecute= is left out: libffi closures (ctypes callbacks) need

@@ -183,3 +183,11 @@ def test_config_show_prints_the_effective_config(
     assert shown["effective"]["source"] == str(path)
     assert cli.main(["config", "show"]) == 0
     assert yaml.safe_load(capsys.readouterr().out)["limits"]["max_hits"] == 25
+
+
+def test_ui_port_beyond_the_tcp_range_is_an_error_naming_the_key(tmp_path: Path) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text("ui:\n  port: 70000\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as err:
+        config.load(path)
+    assert f"{path}: ui.port: 70000 is not a TCP port" in str(err.value)

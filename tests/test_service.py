@@ -80,7 +80,7 @@ def test_unit_is_a_notify_user_service_with_watchdog_limits_and_hardening() -> N
     assert svc["MemoryHigh"] == "200M" and "MemoryMax" in svc
     assert svc["Nice"] == "10" and svc["IOSchedulingClass"] == "idle"
     assert svc["ProtectSystem"] == "strict" and svc["PrivateUsers"] == "yes"
-    assert svc["RestrictAddressFamilies"] == "AF_UNIX"
+    assert svc["RestrictAddressFamilies"] == "AF_UNIX AF_INET"
     for key in ("NoNewPrivileges", "PrivateTmp", "ProtectKernelTunables", "LockPersonality",
                 "RestrictRealtime"):  # fmt: skip
         assert svc[key] == "yes", key

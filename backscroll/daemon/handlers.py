@@ -70,6 +70,8 @@ class DaemonContext:
     flush: Callable[[], None] = lambda: None
     #: The team publisher's report for ``status`` (None: no team configured).
     team: Callable[[], dict[str, Any] | None] = lambda: None
+    #: Start the web viewer if it is not serving; its URL (for ``ui``).
+    start_ui: Callable[[], Awaitable[dict[str, Any]]] | None = None
 
 
 Method = Callable[[DaemonContext, Any], Awaitable[Any]]
@@ -122,6 +124,13 @@ async def sync(ctx: DaemonContext, params: Any) -> Any:
     }
 
 
+async def ui(ctx: DaemonContext, params: Any) -> Any:
+    """Serve the web viewer on 127.0.0.1 (started once); its URL with the access token."""
+    if ctx.start_ui is None:
+        raise ProtocolError(protocol.INTERNAL_ERROR, "this daemon cannot serve the web viewer")
+    return await ctx.start_ui()
+
+
 def _query_method(name: str) -> Method:
     async def handler(ctx: DaemonContext, params: Any) -> Any:
         query = methods.build(name, params, fts=ctx.pool.fts, enabled_hosts=ctx.enabled_hosts)
@@ -134,6 +143,7 @@ METHODS: dict[str, Method] = {
     "hello": hello,
     "status": status,
     "sync": sync,
+    "ui": ui,
     **{name: _query_method(name) for name in methods.QUERY_METHODS},
 }
 

@@ -31,6 +31,7 @@ from backscroll.daemon.handlers import DaemonContext, ReadPool
 from backscroll.daemon.indexer import HostSpec, Indexer, build_hosts
 from backscroll.daemon.logging import setup_logging
 from backscroll.daemon.team import TeamRunner
+from backscroll.daemon.ui import UiServer
 from backscroll.daemon.watcher import Watcher
 from backscroll.daemon.worker import Worker
 from backscroll.errors import BackscrollError
@@ -145,6 +146,7 @@ class Daemon:
         self.debouncer: Debouncer | None = None
         self.clients: set[asyncio.Task[None]] = set()
         self.team = TeamRunner()
+        self.ui: UiServer | None = None
 
     # ------------------------------------------------------------------ startup
 
@@ -186,6 +188,10 @@ class Daemon:
         await self._listen()
         await self.team.start(self.config, self.pool, self.worker)
         self.worker.on_indexed = self._wake_team(loop)
+        self.ui = UiServer(self.config, self.ctx)
+        self.ctx.start_ui = self.ui.start
+        if self.config.ui.enabled:
+            await self._start_ui()
         self.worker.submit("reconcile")
         self._start_scheduler()
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -206,6 +212,15 @@ class Daemon:
                 loop.call_soon_threadsafe(loop.call_later, delay, submit, list(paths))
 
         return later
+
+    async def _start_ui(self) -> None:
+        """``ui.enabled``: serve the viewer now; a port in use is logged, not fatal."""
+        assert self.ui is not None
+        try:
+            await self.ui.start()
+        except protocol.ProtocolError as exc:
+            log.error("web viewer not started", extra={"event": "ui_failed",
+                      "error": exc.message})  # fmt: skip
 
     def _roots(self, indexer: Indexer) -> list[tuple[str, Path, bool]]:
         return watch_list(indexer.hosts)
@@ -352,6 +367,10 @@ class Daemon:
         if new.team != old_team and self.pool is not None:
             await self.team.stop()
             await self.team.start(new, self.pool, self.worker)
+        if self.ui is not None:
+            self.ui.config = new
+            if new.ui.enabled:
+                await self._start_ui()
         self.worker.submit("reconcile")
         log.info("config reloaded", extra={"event": "reloaded", "hosts": len(hosts)})
 
@@ -367,6 +386,8 @@ class Daemon:
         log.info("shutting down", extra={"event": "stopping"})
         if self.server is not None:
             self.server.close()
+        if self.ui is not None:
+            await self.ui.stop()
         for task in list(self.clients):
             task.cancel()
         if self.scheduler is not None:

@@ -34,6 +34,28 @@ how about"""
 STOPWORDS = frozenset(_STOP_TEXT.split())
 
 
+def typing(parsed: match.Parsed, p: SearchParams) -> match.Parsed:
+    """With ``prefix`` (search as you type), the last word also matches the words it
+    begins, so results follow the keystrokes."""
+    if not prefix_of(p) or not parsed.groups or not parsed.groups[-1]:
+        return parsed
+    *head, last = parsed.groups[-1]
+    if last.prefix:
+        return parsed
+    groups = [*parsed.groups[:-1], [*head, match.Term(last.text, True)]]
+    return match.Parsed(groups, parsed.exclude, parsed.notes)
+
+
+def prefix_of(p: SearchParams) -> bool:
+    """Whether the last word is still being typed: asked for, not a quoted phrase, not
+    followed by a space, and long enough (a one- or two-letter prefix matches too much)."""
+    query = p.query
+    if not p.prefix or not query or query[-1].isspace() or query.endswith('"'):
+        return False
+    last = query.split()[-1]
+    return len(last) >= 3 and last.isalnum()
+
+
 def _filters(p: SearchParams, now: float) -> tuple[str, list[Any]]:
     where, args = session_filters(p.host, p.project, p.session)
     if p.role:
@@ -108,6 +130,8 @@ def search(p: SearchParams, *, fts: bool, enabled_hosts: Sequence[str] | None = 
         if not parsed.groups:
             out["message"] = "every word is common in this index: nothing distinctive to find"
             return out
+    if fts:
+        parsed = typing(parsed, p)
     any_word = p.any
     ids, total = yield from _ranked(p, parsed, any_word, fts, now)
     if p.doc_freq:
