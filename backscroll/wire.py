@@ -25,6 +25,10 @@ INTERNAL_ERROR = -32603
 VERSION_MISMATCH = -32000
 REQUEST_TOO_LARGE = -32001
 TIMEOUT = -32002
+#: The daemon holds as many connections as it may; the client reads the index directly.
+BUSY = -32003
+#: The reply would be larger than ``server.max_reply_bytes``.
+REPLY_TOO_LARGE = -32004
 
 
 class ProtocolError(Exception):
