@@ -627,6 +627,7 @@ def test_another_user_that_reaches_the_socket_is_refused_by_peer_credentials(
         root_sock.sendall(_req("search", {"query": MARKER, "fallback": False}))
         reply = read_reply(root_sock)
         assert reply is not None and reply["result"]["hits"]
+    os.chmod(sock_path, 0o600)  # clients refuse a socket open to others
     normal_search(d)
     d.stop()
     refusals = [json.loads(x) for x in d.stderr_text().splitlines() if '"peer_refused"' in x]
