@@ -186,8 +186,8 @@ def warn_stderr(message: str) -> None:
     """The default for :func:`try_connect`'s ``warn``: one plain line on stderr."""
     try:
         sys.stderr.write(f"backscroll: {message}\n")
-    except (OSError, ValueError):
-        pass
+    except (OSError, ValueError):  # a closed stderr: the fallback still answers
+        return
 
 
 def try_connect(

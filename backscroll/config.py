@@ -64,6 +64,9 @@ class IndexConfig:
     rescan_minutes: int = 10
     #: Lines longer than this are skipped (base64 images can be megabytes).
     max_line_bytes: int = 16 * 1024 * 1024
+    #: Whole JSON documents (Gemini CLI sessions, Cline tasks, ...) larger than this
+    #: are skipped with a warning naming the file: parsing one takes several times its size.
+    max_document_bytes: int = 64 * 1024 * 1024
     #: What to do when a source transcript is deleted: keep its turns or forget them.
     on_delete: OnDelete = "keep"
     #: Directories (beyond other hosts' projects) to look for Aider histories in.

@@ -61,8 +61,11 @@ def _serve_forged(path: str, report: int, ready: int) -> None:
             while chunk := conn.recv(65536):
                 got += chunk
                 if got.endswith(b"\n"):
-                    reply = {"jsonrpc": "2.0", "id": 1, "result": {
-                        "protocol": 1, "hits": [{"session_id": FORGED, "text": FORGED}]}}
+                    reply = {
+                        "jsonrpc": "2.0",
+                        "id": 1,
+                        "result": {"protocol": 1, "hits": [{"session_id": FORGED, "text": FORGED}]},
+                    }
                     conn.sendall(json.dumps(reply).encode() + b"\n")
         except OSError:
             pass
@@ -174,9 +177,7 @@ def test_a_socket_in_a_directory_another_user_owns_is_never_sent_a_byte(
     assert impostor.connections() == [], "a client connected to the impostor"
 
 
-def test_the_prompt_hook_never_injects_an_impostors_text(
-    indexed: Path, impostor: Impostor
-) -> None:
+def test_the_prompt_hook_never_injects_an_impostors_text(indexed: Path, impostor: Impostor) -> None:
     env = daemon_env(indexed, {"BACKSCROLL_SOCKET": str(impostor.socket_path)})
     prompt = {"session_id": session_uuid(9), "cwd": "/p", "hook_event_name": "UserPromptSubmit",
               "prompt": f"where did we {MARKER} the quokka marker"}  # fmt: skip

@@ -213,7 +213,7 @@ class CodexReader(BaseReader):
 
     def read(self, path: Path, prev: Cursor | None, opts: ReaderOptions) -> ReadResult:
         if path.name.endswith(".json"):
-            return self._read_document(path)
+            return self._read_document(path, opts)
         compressed = path.name.endswith(".zst")
         if compressed:
             prev = None  # never appended to: always read whole
@@ -253,9 +253,9 @@ class CodexReader(BaseReader):
             if name:
                 state.offer_title(name, _TITLE_INDEX)
 
-    def _read_document(self, path: Path) -> ReadResult:
+    def _read_document(self, path: Path, opts: ReaderOptions) -> ReadResult:
         """The TypeScript CLI's ``{session, items}`` document (rewritten whole)."""
-        doc = read_json_document(path)
+        doc = read_json_document(path, opts.max_document_bytes)
         session = doc.get("session") if isinstance(doc, dict) else None
         items = doc.get("items") if isinstance(doc, dict) else None
         if not isinstance(session, dict) or not isinstance(items, list):
