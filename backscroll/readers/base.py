@@ -616,5 +616,7 @@ def read_side_file(path: Path, max_bytes: int = MAX_SIDE_FILE_BYTES) -> bytes:
 def read_json_document(path: Path, max_bytes: int = MAX_DOCUMENT_BYTES) -> Any:
     """Load a whole JSON document of at most ``max_bytes``. Raises ValueError for
     a truncated/garbled one (a document caught mid-write) and OSError if it cannot
-    be read, is not a regular file, or is over the limit (:class:`TooLarge`)."""
-    return loads(read_bounded(path, max_bytes, "JSON document", "index.max_document_bytes"))
+    be read, is not a regular file, or is over the limit (:class:`TooLarge`).
+    Parsed with the standard library: orjson is faster here but peaks ~1.5x higher
+    (bench/bench_documents.py)."""
+    return json.loads(read_bounded(path, max_bytes, "JSON document", "index.max_document_bytes"))
