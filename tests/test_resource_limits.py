@@ -38,6 +38,11 @@ FIXTURES = Path(__file__).parent / "fixtures"
 COPILOT_EVENTS = FIXTURES / "copilot-cli" / "049410b4-events.jsonl"
 GEMINI_DOC = FIXTURES / "gemini-cli" / "session-2025-12-01T21-45-5b959dae.json"
 COPILOT_SID = "049410b4-c1df-44ee-87a5-caa1c349091e"
+CODEX_ROLLOUT = (
+    FIXTURES
+    / "codex"
+    / ("rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.lines1-77.jsonl")
+)
 
 
 def log_records(d: DaemonProcess) -> list[dict[str, Any]]:
@@ -60,6 +65,14 @@ def gemini_project(home: Path, slug: str = "proj") -> Path:
     return project
 
 
+def codex_home(home: Path) -> Path:
+    """A real Codex rollout; returns where its ``session_index.jsonl`` (titles) goes."""
+    day = home / ".codex" / "sessions" / "2026" / "05" / "11"
+    day.mkdir(parents=True)
+    shutil.copyfile(CODEX_ROLLOUT, day / CODEX_ROLLOUT.name.replace(".lines1-77", ""))
+    return home / ".codex" / "session_index.jsonl"
+
+
 def hosts_with_turns(d: DaemonProcess) -> set[str]:
     hosts = d.call("status", {})["hosts"]
     return {h for h, entry in hosts.items() if entry["turns"] > 0}
@@ -75,9 +88,10 @@ def test_fifos_as_side_files_do_not_hang_indexing(
     plant_corpus(home)
     os.mkfifo(copilot_session(home))  # opening it to read would block forever
     os.mkfifo(gemini_project(home) / ".project_root")
+    os.mkfifo(codex_home(home))
     d = daemon_factory()
     d.sync()  # a hung writer would never answer (the client gives up after DEADLINE)
-    assert {"claude-code", "copilot-cli", "gemini-cli"} <= hosts_with_turns(d)
+    assert {"claude-code", "copilot-cli", "gemini-cli", "codex"} <= hosts_with_turns(d)
     status = d.call("status", {})["daemon"]
     assert status["writer_alive"] and status["queue_depth"] == 0 and status["indexing"] is None
     normal_search(d)
@@ -92,9 +106,10 @@ def test_side_files_linked_to_dev_zero_are_refused_not_read(
     plant_corpus(home)
     copilot_session(home).symlink_to("/dev/zero")  # read_text() would never end
     (gemini_project(home) / ".project_root").symlink_to("/dev/zero")
+    codex_home(home).symlink_to("/dev/zero")
     d = daemon_factory()
     d.sync()
-    assert {"copilot-cli", "gemini-cli"} <= hosts_with_turns(d)
+    assert {"copilot-cli", "gemini-cli", "codex"} <= hosts_with_turns(d)
     rss = d.rss_kb()
     assert rss is None or rss < 400 * 1024, f"the daemon holds {rss} kB"
     with pytest.raises(OSError, match="not a regular file"):

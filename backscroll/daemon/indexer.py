@@ -25,7 +25,7 @@ from backscroll.daemon.clean import Redactor, clean, scrub
 from backscroll.errors import SourceBusy
 from backscroll.model import Cursor, ReaderOptions, ReadResult
 from backscroll.readers import READERS
-from backscroll.readers.base import HostEnv, Reader
+from backscroll.readers.base import HostEnv, Reader, open_regular
 from backscroll.store.writer import FileRow, FileStat, IndexWriter, Update
 
 log = logging.getLogger("backscroll.indexer")
@@ -138,7 +138,7 @@ def file_stat(path: Path, kind: str) -> FileStat:
 
 
 def head_hash(path: Path, length: int) -> str:
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         data = fh.read(length)
     return hashlib.blake2b(data, digest_size=12).hexdigest()
 
@@ -146,7 +146,7 @@ def head_hash(path: Path, length: int) -> str:
 def tail_hash(path: Path, position: int) -> str:
     """Hash of the (up to) TAIL_BYTES bytes just before ``position``."""
     start = max(position - TAIL_BYTES, 0)
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         fh.seek(start)
         data = fh.read(position - start)
     return hashlib.blake2b(data, digest_size=12).hexdigest()

@@ -225,7 +225,7 @@ class Tail:
     problems: list[Problem] = field(default_factory=list)
 
     def __iter__(self) -> Iterator[Line]:
-        with open(self.path, "rb") as fh:
+        with open_regular(self.path) as fh:
             yield from self.iter_stream(fh)
 
     def iter_stream(self, fh: IO[bytes]) -> Iterator[Line]:
@@ -572,6 +572,21 @@ MAX_SIDE_FILE_BYTES = 1024 * 1024
 
 class TooLarge(OSError):
     """A file larger than the limit for its kind: logged naming it, and skipped."""
+
+
+def open_regular(path: Path) -> IO[bytes]:
+    """Open ``path`` for reading only if it is a regular file: opened non-blocking,
+    so a FIFO swapped in for a transcript or side file cannot hang the caller, and
+    refused when it is a FIFO, device, socket or directory. Raises OSError."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path}: not a regular file (a FIFO, device, socket or directory)")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def read_bounded(path: Path, max_bytes: int, what: str = "file", option: str = "") -> bytes:
