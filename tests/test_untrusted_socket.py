@@ -353,3 +353,15 @@ def test_the_default_config_location_owned_by_another_user_is_refused_too(
     done = run_cli(tmp_path, "status")
     assert done.returncode != 0
     assert str(cfg) in done.stderr and "not by you" in done.stderr
+
+
+def test_doctor_fails_on_an_untrusted_socket_and_says_why(
+    indexed: Path, impostor: Impostor
+) -> None:
+    done = run_cli(indexed, "doctor", "--json",
+                   env={"BACKSCROLL_SOCKET": str(impostor.socket_path)})  # fmt: skip
+    report = {f["check"]: f for f in json.loads(done.stdout)["findings"]}
+    assert done.returncode == 1
+    assert report["daemon"]["status"] == "fail"
+    assert f"belongs to uid {NOBODY}" in report["daemon"]["detail"]
+    assert impostor.connections() == []
