@@ -64,6 +64,9 @@ class IndexConfig:
     rescan_minutes: int = 10
     #: Lines longer than this are skipped (base64 images can be megabytes).
     max_line_bytes: int = 16 * 1024 * 1024
+    #: Whole JSON documents (Gemini CLI sessions, Cline tasks, ...) larger than this
+    #: are skipped with a warning naming the file: parsing one takes several times its size.
+    max_document_bytes: int = 64 * 1024 * 1024
     #: What to do when a source transcript is deleted: keep its turns or forget them.
     on_delete: OnDelete = "keep"
     #: Directories (beyond other hosts' projects) to look for Aider histories in.
@@ -78,6 +81,12 @@ class ServerConfig:
     #: Seconds an idle connection is kept open.
     idle_timeout_s: float = 300.0
     max_connections: int = 256
+    #: Seconds a client may take to read a reply before it is disconnected.
+    write_timeout_s: float = 10.0
+    #: Replies larger than this are refused with an error saying to ask for less.
+    max_reply_bytes: int = 16 * 1024 * 1024
+    #: Longest search query text, in characters.
+    max_query_chars: int = 4096
 
 
 @dataclass(frozen=True)
@@ -170,6 +179,7 @@ def load(path: Path | None = None, *, known_hosts: tuple[str, ...] | None = None
         if explicit:
             raise ConfigError([f"{path}: no such config file; create it from config.example.yaml"])
         return _env_overrides(Config())
+    _refuse_foreign(path)
     import yaml
 
     try:
@@ -182,6 +192,23 @@ def load(path: Path | None = None, *, known_hosts: tuple[str, ...] | None = None
             [f"{path}: not valid YAML ({exc}); fix the syntax where it points"]
         ) from exc
     return parse(data, str(path), known_hosts=known_hosts)
+
+
+def _refuse_foreign(path: Path) -> None:
+    """A config file owned by another user could point backscroll at that user's
+    socket or data directory: refuse it (a symlink is judged by its target)."""
+    try:
+        owner = path.stat().st_uid
+    except OSError:
+        return  # unreadable: reading it says why
+    if hasattr(os, "getuid") and owner != os.getuid():
+        raise ConfigError(
+            [
+                f"{path}: owned by uid {owner}, not by you (uid {os.getuid()}); a config "
+                "another user controls could point backscroll at their socket or data, so it "
+                f"is not read. Fix: `chown {os.getuid()} {path}` if it is yours, or remove it"
+            ]
+        )
 
 
 def parse(data: Any, source: str, *, known_hosts: tuple[str, ...] | None = None) -> Config:

@@ -6,7 +6,7 @@ import logging
 import sqlite3
 from typing import Any
 
-from backscroll import methods
+from backscroll import methods, protocol
 from backscroll.config import Config
 from backscroll.daemon.clean import Redactor
 from backscroll.daemon.indexer import Indexer, Progress, Summary, build_hosts
@@ -67,6 +67,7 @@ def refresh(config: Config) -> None:
 
 def query(config: Config, method: str, params: Any) -> Any:
     db = config.db_path()
+    protocol.check_query_length(method, params, config.server.max_query_chars)
     if method == "search":
         refresh(config)
     elif not db.exists():

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from backscroll import __version__
 from backscroll.config import Config
+from backscroll.errors import BackscrollError
 
 Status = Literal["ok", "warn", "fail"]
 #: Stop counting directories beyond this (the estimate only needs its order).
@@ -236,13 +237,20 @@ def _index_fts(db: Path) -> Finding:
 
 
 def _daemon(cfg: Config) -> list[Finding]:
-    from backscroll.client import RemoteError, try_connect
+    from backscroll.client import RemoteError, UntrustedSocket, check_socket, try_connect
 
     sock = cfg.socket_path()
     out: list[Finding] = []
     if sock.parent.exists():
         out.append(_private("socket dir", sock.parent, 0o700, "socket directory"))
-    client = try_connect(sock, timeout=5)
+    try:
+        check_socket(str(sock))
+    except UntrustedSocket as exc:
+        out.append(Finding("daemon", "fail", str(exc)))
+        return out
+    except BackscrollError:
+        pass  # no socket: said below
+    client = try_connect(sock, timeout=5, warn=None)
     if client is None:
         out.append(
             Finding(

@@ -251,7 +251,7 @@ def search_index(config_path: str | None) -> Search:
         from backscroll.client import try_connect
 
         socket_path, db = locations(config_path)
-        client = try_connect(socket_path, DAEMON_TIMEOUT)
+        client = try_connect(socket_path, DAEMON_TIMEOUT, warn=_warn_untrusted)
         if client is not None:
             with client:
                 try:
@@ -263,6 +263,14 @@ def search_index(config_path: str | None) -> Search:
         return read_index(db, params)
 
     return search
+
+
+def _warn_untrusted(message: str) -> None:
+    """A socket that failed the ownership checks, as a JSON log line on stderr (the
+    hook's stdout is the agent's context: nothing from that socket reaches it)."""
+    line = {"level": "warning", "event": "untrusted_socket", "error": message}
+    with contextlib.suppress(Exception):
+        sys.stderr.write(json.dumps(line) + "\n")
 
 
 def read_index(db: Path, params: dict[str, Any]) -> Mapping[str, Any] | None:

@@ -112,3 +112,5 @@ class ReaderOptions:
 
     include_subagents: bool = False
     max_line_bytes: int = 16 * 1024 * 1024
+    #: Whole JSON documents larger than this are skipped (logged, naming the file).
+    max_document_bytes: int = 64 * 1024 * 1024

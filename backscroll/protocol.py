@@ -13,12 +13,14 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from backscroll.wire import (
+    BUSY,
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
     PROTOCOL_VERSION,
+    REPLY_TOO_LARGE,
     REQUEST_TOO_LARGE,
     RESULT_SCHEMA,
     TIMEOUT,
@@ -32,12 +34,14 @@ from backscroll.wire import (
 )
 
 __all__ = [
+    "BUSY",
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
     "INVALID_REQUEST",
     "METHOD_NOT_FOUND",
     "PARSE_ERROR",
     "PROTOCOL_VERSION",
+    "REPLY_TOO_LARGE",
     "REQUEST_TOO_LARGE",
     "RESULT_SCHEMA",
     "ROLES",
@@ -49,6 +53,7 @@ __all__ = [
     "SearchParams",
     "SessionParams",
     "SessionsParams",
+    "check_query_length",
     "check_version",
     "error",
     "parse_request",
@@ -57,6 +62,20 @@ __all__ = [
 ]
 
 ROLES = ("user", "assistant", "summary")
+
+
+def check_query_length(method: str, params: Any, max_chars: int) -> None:
+    """Refuse a search whose query text is longer than ``max_chars`` (config
+    ``server.max_query_chars``): words past a few KB are a pasted file, not a question."""
+    if method != "search" or not isinstance(params, dict):
+        return
+    query = params.get("query")
+    if isinstance(query, str) and len(query) > max_chars:
+        raise ProtocolError(
+            INVALID_PARAMS,
+            f"the query is {len(query)} characters long, more than the {max_chars} allowed "
+            "(server.max_query_chars); search for a few distinctive words instead",
+        )
 
 
 def _check(cond: bool, message: str) -> None:

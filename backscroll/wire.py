@@ -27,6 +27,10 @@ REQUEST_TOO_LARGE = -32001
 TIMEOUT = -32002
 #: The index is corrupt: the daemon neither serves nor writes it until a rebuild.
 INDEX_CORRUPT = -32003
+#: The daemon holds as many connections as it may; the client reads the index directly.
+BUSY = -32005
+#: The reply would be larger than ``server.max_reply_bytes``.
+REPLY_TOO_LARGE = -32004
 
 
 class ProtocolError(Exception):

@@ -30,6 +30,7 @@ from tests.daemon.harness import (
     CLAUDE_FIXTURES,
     DaemonProcess,
     claude_user_line,
+    run_cli,
     session_uuid,
     start_daemon,
 )
@@ -274,30 +275,64 @@ def test_a_client_dribbling_one_byte_at_a_time_still_times_out(
     normal_search(d)
 
 
-def test_connections_over_the_maximum_are_refused_and_served_again_once_closed(
+def test_idle_connections_over_the_maximum_are_closed_oldest_first_to_make_room(
     daemon_factory: DaemonFactory, tmp_path: Path
 ) -> None:
+    """300 idle connections against a cap of 256: the longest-idle ones are closed
+    (without a word) to make room, and every newcomer is served."""
     d = ready_daemon(tmp_path, daemon_factory, config="server:\n  max_connections: 256\n")
     held_already = d.call("status", {})["daemon"]["connections"]  # the harness's own
-    want_refused = 300 - (256 - held_already)
     socks: list[socket.socket] = []
     try:
         for _ in range(300):
             socks.append(blocking_connect(d.socket_path))
-        refused = _collect_refusals(socks, want=want_refused)
-        assert len(refused) == want_refused
-        for reply in refused.values():
-            assert reply is not None and "too many connections" in reply["error"]["message"]
-        extra = Client(d.socket_path, timeout=DEADLINE)
-        with pytest.raises(RemoteError, match="too many connections"):
-            extra.connect()  # the 301st is refused too
-        extra.close()
-        held = [s for s in socks if s not in refused]
-        for n, s in enumerate(held):  # and the 256 held ones are all really served
+        want_closed = 300 + held_already - 256
+        closed = _collect_refusals(socks, want=want_closed - held_already)
+        assert set(closed) == set(socks[: want_closed - held_already]), "oldest first"
+        assert all(reply is None for reply in closed.values())
+        held = socks[want_closed - held_already :]
+        for n, s in enumerate(held):  # the 256 held ones are all really served
             s.sendall(_req("status", {}, rid=n))
         for n, s in enumerate(held):
             reply = read_reply(s)
             assert reply is not None and reply["id"] == n and "result" in reply
+        normal_search(d)  # a newcomer takes the place of the longest idle
+        assert d.call("status", {})["daemon"]["connections"] <= 256  # reconnects itself
+    finally:
+        for s in socks:
+            s.close()
+
+
+def busy_connections(d: DaemonProcess, n: int) -> list[socket.socket]:
+    """``n`` connections each in the middle of sending a request (none idle)."""
+    socks: list[socket.socket] = []
+    for rid in range(n):
+        s = blocking_connect(d.socket_path)
+        socks.append(s)
+        s.sendall(_req("status", {}, rid=rid))  # a round trip: the daemon has it
+        assert read_reply(s) is not None
+        s.sendall(b'{"jsonrpc": "2.0", "id": 1, "method": "sta')
+    return socks
+
+
+def test_when_every_connection_is_busy_a_newcomer_is_told_so_and_the_cli_reads_the_index(
+    daemon_factory: DaemonFactory, tmp_path: Path
+) -> None:
+    config = "server:\n  max_connections: 8\n  request_timeout_s: 120\n"
+    d = ready_daemon(tmp_path, daemon_factory, config=config)
+    socks = busy_connections(d, 8)  # the harness's idle connection makes room for one
+    try:
+        extra = Client(d.socket_path, timeout=DEADLINE)
+        with pytest.raises(RemoteError, match="too many connections") as caught:
+            extra.connect()
+        assert caught.value.code == protocol.BUSY
+        extra.close()
+        done = run_cli(tmp_path, "search", MARKER, "--json",
+                       env={"BACKSCROLL_SOCKET": str(d.socket_path)})  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        result = json.loads(done.stdout)
+        assert result["daemon"] is False
+        assert [h["session_id"] for h in result["hits"]] == [session_uuid(1)]
     finally:
         for s in socks:
             s.close()
@@ -592,6 +627,7 @@ def test_another_user_that_reaches_the_socket_is_refused_by_peer_credentials(
         root_sock.sendall(_req("search", {"query": MARKER, "fallback": False}))
         reply = read_reply(root_sock)
         assert reply is not None and reply["result"]["hits"]
+    os.chmod(sock_path, 0o600)  # clients refuse a socket open to others
     normal_search(d)
     d.stop()
     refusals = [json.loads(x) for x in d.stderr_text().splitlines() if '"peer_refused"' in x]

@@ -2,7 +2,12 @@
 
 A malformed, oversized or half-sent request gets a JSON-RPC error (or a
 timeout) and, when the stream can no longer be trusted, the connection is
-closed; the daemon keeps serving everyone else.
+closed; the daemon keeps serving everyone else. Every connection is bounded in
+time (a request must arrive within ``request_timeout_s`` of its first byte, a
+reply must be taken within ``write_timeout_s``) and in size (request line,
+query text, reply). When ``max_connections`` are open, the longest-idle
+connection is closed to make room; when none is idle the newcomer is told the
+daemon is busy, and the CLI reads the index directly.
 """
 
 from __future__ import annotations
@@ -11,33 +16,17 @@ import asyncio
 import contextlib
 import logging
 import os
-import socket
-import struct
-import sys
 from typing import Any
 
 from backscroll import protocol
+from backscroll.client import peer_uid
 from backscroll.config import ServerConfig
 from backscroll.daemon.handlers import DaemonContext, dispatch
 from backscroll.protocol import ProtocolError
 
 log = logging.getLogger("backscroll.server")
 
-
-def peer_uid(sock: socket.socket) -> int | None:
-    """The connecting process's uid (SO_PEERCRED / LOCAL_PEERCRED), None if unknown."""
-    try:
-        if sys.platform.startswith("linux"):
-            creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-            _pid, uid, _gid = struct.unpack("3i", creds)
-            return int(uid)
-        if sys.platform == "darwin":
-            # struct xucred { u_int cr_version; uid_t cr_uid; short cr_ngroups; gid_t[16] }
-            raw = sock.getsockopt(0, 0x001, 76)  # SOL_LOCAL, LOCAL_PEERCRED
-            return int(struct.unpack_from("I", raw, 4)[0])
-    except OSError:
-        return None
-    return None
+__all__ = ["peer_uid", "serve_connection"]
 
 
 async def serve_connection(
@@ -48,9 +37,12 @@ async def serve_connection(
 ) -> None:
     ctx.connections += 1
     try:
-        if ctx.connections > limits.max_connections:
-            busy = f"too many connections (max {limits.max_connections}); try again"
-            await _send(writer, protocol.error(None, protocol.INTERNAL_ERROR, busy))
+        if ctx.connections > limits.max_connections and not _evict_idle(ctx):
+            busy = (
+                f"too many connections (max {limits.max_connections}, all busy); "
+                "try again, or read the index directly"
+            )
+            await _send(writer, protocol.error(None, protocol.BUSY, busy), limits)
             return
         sock = writer.get_extra_info("socket")
         uid = peer_uid(sock) if sock is not None else None
@@ -58,16 +50,29 @@ async def serve_connection(
             log.warning("refused a connection from another user",
                         extra={"event": "peer_refused", "uid": uid})  # fmt: skip
             await _send(writer, protocol.error(None, protocol.INVALID_REQUEST,
-                        "this daemon serves only its own user"))  # fmt: skip
+                        "this daemon serves only its own user"), limits)  # fmt: skip
             return
         await _loop(ctx, limits, reader, writer)
-    except (ConnectionError, asyncio.CancelledError):
+    except (ConnectionError, TimeoutError, asyncio.CancelledError):
         pass
     finally:
+        ctx.idle.pop(writer, None)
         ctx.connections -= 1
         writer.close()
         with contextlib.suppress(OSError, TimeoutError, asyncio.CancelledError):
             await asyncio.wait_for(writer.wait_closed(), 1)
+
+
+def _evict_idle(ctx: DaemonContext) -> bool:
+    """Close the connection idle the longest; False when none is idle."""
+    if not ctx.idle:
+        return False
+    oldest = min(ctx.idle, key=ctx.idle.__getitem__)
+    del ctx.idle[oldest]
+    log.info("closed the longest-idle connection to make room",
+             extra={"event": "idle_evicted", "connections": ctx.connections})  # fmt: skip
+    oldest.close()
+    return True
 
 
 async def _loop(
@@ -85,45 +90,67 @@ async def _loop(
         if nl > limits.max_request_bytes or (nl < 0 and len(buf) > limits.max_request_bytes):
             await _send(writer, protocol.error(None, protocol.REQUEST_TOO_LARGE,
                         f"request larger than {limits.max_request_bytes} bytes; "
-                        "the connection is closed"))  # fmt: skip
+                        "the connection is closed"), limits)  # fmt: skip
             return
         if nl >= 0:
             line = bytes(buf[:nl])
             del buf[: nl + 1]
             if line.strip():
-                await _send(writer, await _answer(ctx, line))
+                await _send(writer, await _answer(ctx, limits, line), limits)
             deadline = loop.time() + limits.request_timeout_s if buf else None
             continue
         if buf and deadline is None:
             deadline = loop.time() + limits.request_timeout_s
         timeout = deadline - loop.time() if deadline is not None else limits.idle_timeout_s
+        if not buf:
+            ctx.idle[writer] = loop.time()
         try:
             chunk = await asyncio.wait_for(reader.read(65536), max(timeout, 0))
         except TimeoutError:
             if buf:
                 await _send(writer, protocol.error(None, protocol.TIMEOUT,
                             f"request not finished within {limits.request_timeout_s:g} s "
-                            "(send one JSON object per line, ending in a newline)"))  # fmt: skip
+                            "(send one JSON object per line, ending in a newline)"),
+                            limits)  # fmt: skip
             return
+        finally:
+            ctx.idle.pop(writer, None)
         if not chunk:
             return
         buf += chunk
 
 
-async def _answer(ctx: DaemonContext, line: bytes) -> bytes:
+async def _answer(ctx: DaemonContext, limits: ServerConfig, line: bytes) -> bytes:
     ctx.requests += 1
     rid: Any = None
     try:
         rid, method, params = protocol.parse_request(line)
+        protocol.check_query_length(method, params, limits.max_query_chars)
         value = await dispatch(ctx, method, params)
-        return protocol.result(rid, value)
+        reply = protocol.result(rid, value)
     except ProtocolError as exc:
         return protocol.error(rid, exc.code, exc.message)
     except Exception as exc:
         log.exception("request failed", extra={"event": "request_error", "error": repr(exc)})
         return protocol.error(rid, protocol.INTERNAL_ERROR, f"internal error: {exc!r}")
+    if len(reply) > limits.max_reply_bytes:
+        log.warning("reply too large, refused", extra={"event": "reply_too_large",
+                    "method": method, "bytes": len(reply)})  # fmt: skip
+        return protocol.error(rid, protocol.REPLY_TOO_LARGE,
+                              f"the reply would be {len(reply)} bytes, more than the "
+                              f"{limits.max_reply_bytes} allowed (server.max_reply_bytes); "
+                              "ask for less (a lower --limit or --max-total-chars)")  # fmt: skip
+    return reply
 
 
-async def _send(writer: asyncio.StreamWriter, data: bytes) -> None:
+async def _send(writer: asyncio.StreamWriter, data: bytes, limits: ServerConfig) -> None:
+    """Write a reply; a client that does not take it within ``write_timeout_s``
+    is dropped (TimeoutError ends its connection)."""
     writer.write(data)
-    await writer.drain()
+    try:
+        await asyncio.wait_for(writer.drain(), limits.write_timeout_s)
+    except TimeoutError:
+        log.info("a client did not take its reply in time; closed",
+                 extra={"event": "write_timeout", "bytes": len(data)})  # fmt: skip
+        writer.transport.abort()  # close() would wait for the unread bytes to drain
+        raise ConnectionError("write timeout") from None

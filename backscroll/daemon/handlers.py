@@ -66,6 +66,9 @@ class DaemonContext:
     started: float = field(default_factory=time.time)
     connections: int = 0
     requests: int = 0
+    #: Connections waiting for their next request, with the loop time they went
+    #: idle: when the daemon is full, the longest-idle one is closed for a newcomer.
+    idle: dict[Any, float] = field(default_factory=dict)
     #: Flush the debouncer's pending paths into the worker (for ``sync``).
     flush: Callable[[], None] = lambda: None
     #: The team publisher's report for ``status`` (None: no team configured).

@@ -25,7 +25,7 @@ from backscroll.daemon.clean import Redactor, clean, redact_state, scrub
 from backscroll.errors import SourceBusy
 from backscroll.model import Cursor, ReaderOptions, ReadResult
 from backscroll.readers import READERS
-from backscroll.readers.base import HostEnv, Reader, is_settled
+from backscroll.readers.base import HostEnv, Reader, is_settled, open_regular
 from backscroll.store import reredact
 from backscroll.store.writer import FileRow, FileStat, IndexWriter, Update
 
@@ -108,6 +108,7 @@ def build_hosts(config: Config, env: HostEnv | None = None) -> list[HostSpec]:
                 ReaderOptions(
                     include_subagents=hc.include_subagents,
                     max_line_bytes=config.index.max_line_bytes,
+                    max_document_bytes=config.index.max_document_bytes,
                 ),
                 exclude=tuple(hc.exclude) + tuple(config.exclude.paths),
             )
@@ -141,7 +142,7 @@ def file_stat(path: Path, kind: str) -> FileStat:
 
 
 def head_hash(path: Path, length: int) -> str:
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         data = fh.read(length)
     return hashlib.blake2b(data, digest_size=12).hexdigest()
 
@@ -149,7 +150,7 @@ def head_hash(path: Path, length: int) -> str:
 def tail_hash(path: Path, position: int) -> str:
     """Hash of the (up to) TAIL_BYTES bytes just before ``position``."""
     start = max(position - TAIL_BYTES, 0)
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         fh.seek(start)
         data = fh.read(position - start)
     return hashlib.blake2b(data, digest_size=12).hexdigest()

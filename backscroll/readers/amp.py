@@ -66,7 +66,7 @@ class AmpReader(BaseReader):
 
     def read(self, path: Path, prev: Cursor | None, opts: ReaderOptions) -> ReadResult:
         stat = path.stat()
-        doc = read_json_document(path)  # ValueError mid-write: the indexer retries
+        doc = read_json_document(path, opts.max_document_bytes)  # ValueError mid-write: retried
         if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):
             return ReadResult(
                 position=stat.st_size,

@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shlex
+import stat
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -203,6 +204,10 @@ class Line:
     raw: bytes
 
 
+#: One or more lines holding only white space (what ``bytes.strip`` removes).
+_BLANK_LINES = re.compile(rb"[ \t\r\n\x0b\x0c]*\n")
+
+
 @dataclass(slots=True)
 class Tail:
     """Reads the complete lines of a file from a byte position.
@@ -235,7 +240,7 @@ class Tail:
             self.unterminated = None
 
     def __iter__(self) -> Iterator[Line]:
-        with open(self.path, "rb") as fh:
+        with open_regular(self.path) as fh:
             yield from self.iter_stream(fh)
 
     def iter_stream(self, fh: IO[bytes]) -> Iterator[Line]:
@@ -267,10 +272,13 @@ class Tail:
                     break
                 piece = chunk[begin:nl]
                 offset += len(piece) + 1
+                blank = False
                 if not pending and not oversized and len(piece) <= self.max_line_bytes:
                     # The common case: the whole line lies in this chunk, no copy.
                     if piece.strip():
                         yield Line(pending_offset, number, piece)
+                    else:
+                        blank = True
                 elif oversized or len(pending) + len(piece) > self.max_line_bytes:
                     self.problems.append(
                         Problem(
@@ -291,6 +299,14 @@ class Tail:
                 self.end = offset
                 pending_offset = offset
                 begin = nl + 1
+                if blank and (run := _BLANK_LINES.match(chunk, begin)) is not None:
+                    # A flood of blank lines: skip the rest of the run at C speed.
+                    count = chunk.count(b"\n", begin, run.end())
+                    offset += run.end() - begin
+                    number += count
+                    self.lines_read += count
+                    self.end = pending_offset = offset
+                    begin = run.end()
         if self.settled and pending and not oversized and bytes(pending).strip():
             self.unterminated = Line(pending_offset, number, bytes(pending))
             yield self.unterminated
@@ -617,11 +633,75 @@ def calls_external_tool(content: Any, block_type: str = "tool_use") -> bool:
     )
 
 
-def read_json_document(path: Path, max_bytes: int = 256 * 1024 * 1024) -> Any:
-    """Load a whole JSON document. Raises ValueError for a truncated/garbled one
-    (a document caught mid-write) and OSError if it cannot be read."""
-    size = path.stat().st_size
-    if size > max_bytes:
-        raise ValueError(f"document larger than {max_bytes} bytes")
-    with open(path, "rb") as fh:
-        return json.loads(fh.read())
+#: Largest whole JSON document read by default (``index.max_document_bytes``):
+#: parsing one holds it in memory several times over.
+MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
+#: Largest file read beside a transcript (a title, a project marker, an index).
+MAX_SIDE_FILE_BYTES = 1024 * 1024
+
+
+class TooLarge(OSError):
+    """A file larger than the limit for its kind: logged naming it, and skipped."""
+
+
+def open_regular(path: Path) -> IO[bytes]:
+    """Open ``path`` for reading only if it is a regular file: opened non-blocking,
+    so a FIFO swapped in for a transcript or side file cannot hang the caller, and
+    refused when it is a FIFO, device, socket or directory. Raises OSError."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path}: not a regular file (a FIFO, device, socket or directory)")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_bounded(path: Path, max_bytes: int, what: str = "file", option: str = "") -> bytes:
+    """The bytes of a regular file of at most ``max_bytes``.
+
+    Opened non-blocking, so a FIFO in the file's place cannot hang the indexer,
+    and refused unless it is a regular file (a symlink to ``/dev/zero`` is a
+    device); never more than ``max_bytes`` + 1 bytes are read, even from a file
+    that grows meanwhile. Raises OSError (:class:`TooLarge` past the limit)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(f"{path}: not a regular file (a FIFO, device, socket or directory)")
+        fix = f"; raise {option} to read it" if option else ""
+        if st.st_size > max_bytes:
+            raise TooLarge(
+                f"{path}: {what} of {st.st_size} bytes is over the {max_bytes}-byte limit, "
+                f"not read{fix}"
+            )
+        chunks: list[bytes] = []
+        total = 0
+        while total <= max_bytes:
+            chunk = os.read(fd, min(1 << 20, max_bytes + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+        if total > max_bytes:
+            raise TooLarge(f"{path}: {what} grew past the {max_bytes}-byte limit, not read{fix}")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def read_side_file(path: Path, max_bytes: int = MAX_SIDE_FILE_BYTES) -> bytes:
+    """A small file beside a transcript (``workspace.yaml``, ``.project_root``),
+    bounded as :func:`read_bounded` says. Raises OSError."""
+    return read_bounded(path, max_bytes, "side file")
+
+
+def read_json_document(path: Path, max_bytes: int = MAX_DOCUMENT_BYTES) -> Any:
+    """Load a whole JSON document of at most ``max_bytes``. Raises ValueError for
+    a truncated/garbled one (a document caught mid-write) and OSError if it cannot
+    be read, is not a regular file, or is over the limit (:class:`TooLarge`).
+    Parsed with the standard library: orjson is faster here but peaks ~1.5x higher
+    (bench/bench_documents.py)."""
+    return json.loads(read_bounded(path, max_bytes, "JSON document", "index.max_document_bytes"))

@@ -82,7 +82,7 @@ class ClineReader(TaskStoreReader):
 
     def read(self, path: Path, prev: Cursor | None, opts: ReaderOptions) -> ReadResult:
         if path.name.endswith(_MESSAGES_SUFFIX):
-            return _read_cli(path)
+            return _read_cli(path, opts)
         return super().read(path, prev, opts)
 
     def session(self, path: Path, session_id: str, parsed: UiParse) -> Session:
@@ -113,9 +113,9 @@ def _manifest(path: Path, sid: str) -> dict[str, Any]:
     return doc if isinstance(doc, dict) else {}
 
 
-def _read_cli(path: Path) -> ReadResult:
+def _read_cli(path: Path, opts: ReaderOptions) -> ReadResult:
     size = path.stat().st_size
-    doc = read_json_document(path)  # ValueError mid-write: the indexer retries
+    doc = read_json_document(path, opts.max_document_bytes)  # ValueError mid-write: retried
     if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):
         return ReadResult(position=size, unsupported=f"unknown format in {path.name}")
     version = doc.get("version")

@@ -277,7 +277,7 @@ class TaskStoreReader(BaseReader):
 
     def read(self, path: Path, prev: Cursor | None, opts: ReaderOptions) -> ReadResult:
         size = path.stat().st_size
-        doc = read_json_document(path)  # ValueError mid-write: the indexer retries
+        doc = read_json_document(path, opts.max_document_bytes)  # ValueError mid-write: retried
         session_id = path.parent.name
         parsed = parse_ui_messages(doc, session_id)
         if parsed is None:

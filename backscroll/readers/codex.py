@@ -34,6 +34,7 @@ from backscroll.model import (
     Turn,
 )
 from backscroll.readers.base import (
+    MAX_SIDE_FILE_BYTES,
     BaseReader,
     HostEnv,
     Tail,
@@ -45,6 +46,7 @@ from backscroll.readers.base import (
     is_external_tool,
     looks_like_id,
     next_line_number,
+    open_regular,
     parse_lines,
     parse_time,
     read_json_document,
@@ -113,10 +115,11 @@ class _TitleIndex:
     def _load(path: Path) -> dict[str, str]:
         names: dict[str, str] = {}
         try:
-            with open(path, "rb") as fh:
-                for raw in fh:
+            # A side file: a FIFO or /dev/zero in its place is refused, long lines skipped.
+            with open_regular(path) as fh:
+                for line in Tail(path, max_line_bytes=MAX_SIDE_FILE_BYTES).iter_stream(fh):
                     try:
-                        entry = json.loads(raw)
+                        entry = json.loads(line.raw)
                     except ValueError:
                         continue
                     if not isinstance(entry, dict):
@@ -223,7 +226,7 @@ class CodexReader(BaseReader):
 
     def read(self, path: Path, prev: Cursor | None, opts: ReaderOptions) -> ReadResult:
         if path.name.endswith(".json"):
-            return self._read_document(path)
+            return self._read_document(path, opts)
         compressed = path.name.endswith(".zst")
         if compressed:
             prev = None  # never appended to: always read whole
@@ -232,7 +235,7 @@ class CodexReader(BaseReader):
         problems: list[Problem] = []
         if compressed:
             tail = Tail(path, max_line_bytes=opts.max_line_bytes)
-            with open(path, "rb") as fh, zstandard.ZstdDecompressor().stream_reader(fh) as zst:
+            with open_regular(path) as fh, zstandard.ZstdDecompressor().stream_reader(fh) as zst:
                 try:
                     for line, obj in parse_lines(tail, tail.iter_stream(zst)):
                         if (bad := parser.record(obj, line.offset)) is not None:
@@ -289,9 +292,9 @@ class CodexReader(BaseReader):
             if name:
                 state.offer_title(name, _TITLE_INDEX)
 
-    def _read_document(self, path: Path) -> ReadResult:
+    def _read_document(self, path: Path, opts: ReaderOptions) -> ReadResult:
         """The TypeScript CLI's ``{session, items}`` document (rewritten whole)."""
-        doc = read_json_document(path)
+        doc = read_json_document(path, opts.max_document_bytes)
         session = doc.get("session") if isinstance(doc, dict) else None
         items = doc.get("items") if isinstance(doc, dict) else None
         if not isinstance(session, dict) or not isinstance(items, list):

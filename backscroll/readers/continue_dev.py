@@ -86,7 +86,7 @@ class ContinueReader(BaseReader):
 
     def read(self, path: Path, prev: Cursor | None, opts: ReaderOptions) -> ReadResult:
         stat = path.stat()
-        doc = read_json_document(path)  # ValueError mid-write: the indexer retries
+        doc = read_json_document(path, opts.max_document_bytes)  # ValueError mid-write: retried
         if not isinstance(doc, dict) or not isinstance(doc.get("history"), list):
             return ReadResult(
                 position=stat.st_size,

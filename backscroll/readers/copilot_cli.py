@@ -42,6 +42,7 @@ from backscroll.readers.base import (
     next_line_number,
     parse_time,
     read_json_document,
+    read_side_file,
     resume_in,
     tail_jsonl,
     walk_files,
@@ -66,7 +67,7 @@ def _event_key(event: Mapping[str, Any], offset: int) -> str:
 def _workspace(events: Path) -> dict[str, Any]:
     """``workspace.yaml`` next to ``events.jsonl`` (empty when absent or unreadable)."""
     try:
-        data = yaml.safe_load((events.parent / "workspace.yaml").read_text(encoding="utf-8"))
+        data = yaml.safe_load(read_side_file(events.parent / "workspace.yaml").decode("utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return {}
     return data if isinstance(data, dict) else {}
@@ -213,7 +214,7 @@ class CopilotCliReader(BaseReader):
 
     def read(self, path: Path, prev: Cursor | None, opts: ReaderOptions) -> ReadResult:
         if path.suffix == ".json":
-            return self._read_history(path)
+            return self._read_history(path, opts)
         if prev is not None and prev.state.get("sid"):
             result = self._read_events(path, prev, opts)
             if result is not None:
@@ -270,10 +271,10 @@ class CopilotCliReader(BaseReader):
             problems=(*tail.problems, *stream.problems),
         )
 
-    def _read_history(self, path: Path) -> ReadResult:
+    def _read_history(self, path: Path, opts: ReaderOptions) -> ReadResult:
         """Best effort for the earliest ``history-session-state/*.json`` documents."""
         size = path.stat().st_size
-        doc = read_json_document(path)
+        doc = read_json_document(path, opts.max_document_bytes)
         messages = None
         if isinstance(doc, dict):
             messages = doc.get("chatMessages", doc.get("history"))

@@ -28,6 +28,7 @@ from backscroll.readers.base import (
     clean_text,
     is_external_tool,
     parse_time,
+    read_side_file,
     resume_in,
 )
 from backscroll.store.foreign import open_readonly, snapshot
@@ -185,7 +186,7 @@ def _registry(path: Path) -> Iterator[tuple[str | None, Path]]:
     """``(project path, data dir)`` pairs from ``projects.json``; nothing if it is
     missing or garbled (a mid-write registry is read again at the next rescan)."""
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = json.loads(read_side_file(path))
     except (OSError, ValueError):
         return
     projects = doc.get("projects") if isinstance(doc, dict) else None

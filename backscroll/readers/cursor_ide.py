@@ -58,6 +58,7 @@ from backscroll.readers.base import (
     is_external_tool,
     parse_time,
     path_from_uri,
+    read_side_file,
 )
 from backscroll.store.foreign import open_readonly
 from backscroll.store.hosts import cursor as cursor_sql
@@ -391,7 +392,7 @@ def _workspace_folder(db: Path) -> str | None:
     if db.parent.parent.name != "workspaceStorage":
         return None
     try:
-        doc = json.loads((db.parent / "workspace.json").read_bytes())
+        doc = json.loads(read_side_file(db.parent / "workspace.json"))
     except (OSError, ValueError):
         return None
     if not isinstance(doc, dict):

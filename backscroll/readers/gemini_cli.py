@@ -49,6 +49,7 @@ from backscroll.readers.base import (
     next_line_number,
     parse_time,
     read_json_document,
+    read_side_file,
     resume_in,
     tail_jsonl,
     walk_files,
@@ -94,14 +95,14 @@ def project_for(project_dir: Path, project_hash: str | None = None) -> str | Non
     """The project path that owns ``tmp/<project-id>/``: its ``.project_root``
     marker, else ``projects.json`` (slug -> path, or sha256(path) for hash dirs)."""
     try:
-        marker = (project_dir / ".project_root").read_text(encoding="utf-8").strip()
+        marker = read_side_file(project_dir / ".project_root").decode("utf-8").strip()
     except (OSError, UnicodeDecodeError):
         marker = ""
     if marker:
         return marker
     registry = project_dir.parent.parent / "projects.json"
     try:
-        data = json.loads(registry.read_bytes())
+        data = json.loads(read_side_file(registry))
     except (OSError, ValueError):
         return None
     projects = data.get("projects") if isinstance(data, dict) else None
@@ -338,11 +339,11 @@ class GeminiCliReader(BaseReader):
         found = classify(path)
         project_dir, kind = found if found else (path.parent, "session")
         if kind == "logs":
-            return self._read_logs(path, project_dir)
+            return self._read_logs(path, project_dir, opts)
         if kind == "subagent" and not opts.include_subagents:
             return ReadResult(position=path.stat().st_size, replace=True)
         if path.suffix == ".json":
-            return self._read_document(path, project_dir, kind == "subagent")
+            return self._read_document(path, project_dir, kind == "subagent", opts)
         if prev is None or not prev.state.get("sid"):
             return self._read_log_whole(path, project_dir, kind == "subagent", opts)
         return self._read_log_tail(path, prev, project_dir, kind == "subagent", opts)
@@ -359,12 +360,14 @@ class GeminiCliReader(BaseReader):
             resume_command=resume_in(project, self.command, "--resume", meta.session_id),
         )
 
-    def _read_document(self, path: Path, project_dir: Path, subagent: bool) -> ReadResult:
+    def _read_document(
+        self, path: Path, project_dir: Path, subagent: bool, opts: ReaderOptions
+    ) -> ReadResult:
         size = path.stat().st_size
         if path.with_suffix(".jsonl").exists():
             # Resumed after v0.39: the CLI copied it into `<stem>.jsonl` and goes on there.
             return ReadResult(position=size, replace=True)
-        doc = read_json_document(path)
+        doc = read_json_document(path, opts.max_document_bytes)
         if not (
             isinstance(doc, dict)
             and isinstance(doc.get("sessionId"), str)
@@ -497,9 +500,9 @@ class GeminiCliReader(BaseReader):
 
     # ----------------------------------------------------------------- logs.json
 
-    def _read_logs(self, path: Path, project_dir: Path) -> ReadResult:
+    def _read_logs(self, path: Path, project_dir: Path, opts: ReaderOptions) -> ReadResult:
         size = path.stat().st_size
-        entries = read_json_document(path)
+        entries = read_json_document(path, opts.max_document_bytes)
         if not isinstance(entries, list):
             return ReadResult(unsupported=f"unknown format (not a list) in {path.name}")
         recorded = _recorded_sessions(project_dir / "chats")

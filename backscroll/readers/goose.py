@@ -52,6 +52,7 @@ from backscroll.readers.base import (
     first_line_title,
     is_external_tool,
     parse_time,
+    read_bounded,
     resume_in,
 )
 from backscroll.store.foreign import open_readonly
@@ -310,7 +311,8 @@ class GooseJsonlReader(BaseReader):
             # Goose imported this file into sessions.db (same session id): the
             # database reader indexes it; drop whatever this file gave before.
             return ReadResult(position=size, replace=True)
-        data = path.read_bytes()
+        limit = opts.max_document_bytes
+        data = read_bounded(path, limit, "session file", "index.max_document_bytes")
         session_id = path.stem
         problems: list[Problem] = []
         meta: dict[str, Any] = {}

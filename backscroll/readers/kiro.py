@@ -252,7 +252,7 @@ class KiroIdeReader(BaseReader):
     def read(self, path: Path, prev: Cursor | None, opts: ReaderOptions) -> ReadResult:
         stat = path.stat()
         size = stat.st_size
-        doc = read_json_document(path)  # ValueError mid-write: the indexer retries
+        doc = read_json_document(path, opts.max_document_bytes)  # ValueError mid-write: retried
         history = doc.get("history", doc.get("messages")) if isinstance(doc, dict) else None
         if not isinstance(history, list):
             return ReadResult(unsupported=f"unrecognised Kiro session document {path}")

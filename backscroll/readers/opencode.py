@@ -31,11 +31,13 @@ from typing import Any, ClassVar
 from backscroll.model import Cursor, Kind, Problem, ReaderOptions, ReadResult, Session, Turn
 from backscroll.readers import dbstate
 from backscroll.readers.base import (
+    MAX_DOCUMENT_BYTES,
     BaseReader,
     HostEnv,
     clean_text,
     is_external_tool,
     parse_time,
+    read_bounded,
     read_json_document,
     resume_in,
 )
@@ -185,7 +187,7 @@ class OpenCodeReader(BaseReader):
         return delta.result(STATE_VERSION, turns, sessions, problems)
 
     def _read_legacy(self, path: Path, opts: ReaderOptions) -> ReadResult:
-        doc = read_json_document(path)
+        doc = read_json_document(path, opts.max_document_bytes)
         if not isinstance(doc, dict) or not isinstance(doc.get("id"), str):
             return ReadResult(unsupported=f"unknown format (no session id) in {path}")
         sid: str = doc["id"]
@@ -380,7 +382,7 @@ def _load_json(path: Path, problems: list[Problem]) -> Mapping[str, Any] | None:
     """One legacy message/part file; a garbled one (mid-rewrite) is reported and
     skipped: its rewrite is a new change that re-reads the session."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_bounded(path, MAX_DOCUMENT_BYTES).decode("utf-8")
     except OSError:
         return None  # vanished between listing and reading
     except UnicodeDecodeError as exc:
@@ -428,7 +430,7 @@ def _part_session(storage: Path, part_path: Path) -> str | None:
     else the message directory that holds its message."""
     message_id = part_path.parent.name
     try:
-        data = json.loads(part_path.read_text(encoding="utf-8"))
+        data = json.loads(read_bounded(part_path, MAX_DOCUMENT_BYTES))
         if isinstance(data, dict) and isinstance(data.get("sessionID"), str):
             return str(data["sessionID"])
     except (OSError, ValueError):

@@ -165,7 +165,7 @@ class OpenHandsReader(BaseReader):
 
     def read(self, path: Path, prev: Cursor | None, opts: ReaderOptions) -> ReadResult:
         size = path.stat().st_size
-        event = read_json_document(path)  # ValueError mid-write: the indexer retries
+        event = read_json_document(path, opts.max_document_bytes)  # ValueError: retried
         number = event_number(path) or 0
         if not isinstance(event, dict) or not isinstance(event.get("kind"), str):
             return ReadResult(position=size, unsupported=f"not an event (no kind) in {path.name}")

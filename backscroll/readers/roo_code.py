@@ -25,7 +25,7 @@ import re
 from pathlib import Path
 from typing import ClassVar
 
-from backscroll.readers.base import HostEnv
+from backscroll.readers.base import HostEnv, read_side_file
 from backscroll.readers.cline_ui import HISTORY_ITEM, ROO_IDS, UI_MESSAGES, TaskStoreReader
 
 
@@ -40,7 +40,7 @@ def custom_storage_paths(env: HostEnv, setting: str = "roo-cline.customStoragePa
     found: list[Path] = []
     for user in env.editor_user_dirs():
         try:
-            text = (user / "settings.json").read_text(encoding="utf-8")
+            text = read_side_file(user / "settings.json").decode("utf-8")
         except (OSError, UnicodeDecodeError):
             continue
         for literal in pattern.findall(text):

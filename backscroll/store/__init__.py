@@ -7,7 +7,7 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from backscroll.errors import DatabaseError
+from backscroll.errors import BackscrollError, DatabaseError
 from backscroll.store import queries, schema
 from backscroll.store.carry import CarryReport, carry_exclusions, carry_kept
 from backscroll.store.writer import IndexWriter
@@ -17,10 +17,29 @@ if TYPE_CHECKING:
 
 
 def ensure_private_dir(path: Path) -> None:
-    """Create ``path`` (and parents) and make it 0700 whatever the umask."""
+    """Create ``path`` (and parents) and make it 0700 whatever the umask.
+
+    A directory reached through a symlink is never chmodded: the link may have
+    been planted (``/tmp/backscroll-0`` -> ``/etc``). It is used when it is
+    already this user's and private (no access for group or others), and refused
+    otherwise."""
     path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    if (path.stat().st_mode & 0o777) != 0o700:
-        os.chmod(path, 0o700)
+    if path.is_symlink():
+        st = path.stat()
+        if st.st_uid != os.getuid() or st.st_mode & 0o077:
+            target = os.path.realpath(path)
+            raise BackscrollError(
+                f"{path} is a symlink to {target}, which belongs to uid {st.st_uid} with "
+                f"mode {st.st_mode & 0o7777:o}; backscroll never changes permissions through "
+                f"a symlink: remove the link, or make {target} your own with mode 700"
+            )
+        return
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:  # fchmod on what was opened: a link swapped in meanwhile is not followed
+        if (os.fstat(fd).st_mode & 0o777) != 0o700:
+            os.fchmod(fd, 0o700)
+    finally:
+        os.close(fd)
 
 
 def private_files(db: Path) -> None:
