@@ -309,9 +309,7 @@ class VsCodeCopilotChatReader(BaseReader):
 
     def _read_flat(self, path: Path) -> ReadResult:
         size = path.stat().st_size
-        doc = read_json_document(
-            path, opts.max_document_bytes
-        )  # ValueError mid-write: the indexer retries
+        doc = read_json_document(path)  # ValueError mid-write: the indexer retries
         if not isinstance(doc, dict) or not isinstance(doc.get("requests"), list):
             return ReadResult(
                 position=size, unsupported=f"unknown format in {path.name}: no requests array"
