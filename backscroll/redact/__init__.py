@@ -1,0 +1,216 @@
+"""Replace secrets in turn text with ``[REDACTED:<kind>]`` before it is stored.
+
+Every turn passes through :meth:`Redactor.redact` on its way to the database,
+so the cost is kept to a few scans of the text:
+
+1. private key blocks (one literal search for ``-----BEGIN``);
+2. every vendor token family (:mod:`backscroll.redact.vendors`): one scan of a
+   pattern built from all the vendors' prefixes, plus a substring check per
+   family whose fixed part is not its start;
+3. passwords in URLs (``://user:PASS@``);
+4. the case-insensitive rules (:mod:`backscroll.redact.rules`: assignments,
+   command-line options, prose, headers, high-entropy values), tried only where
+   their trigger words occur in the lower-cased text;
+5. the user's own patterns.
+
+Text with no candidate comes back as the same object. Every rule skips text
+that is already a marker, so redacting twice changes nothing.
+
+Why not a library: detect-secrets (Yelp, the best-kept Python scanner) was
+measured against these rules with ``python bench/bench_redact.py`` (figures in
+``bench/RESULTS.md``). It reports, never redacts, and works one line at a time,
+so backscroll would still write the span-replacing glue; it missed half of the
+kinds planted and ran several hundred times slower than the budget of a step run
+on every indexed turn. gitleaks is a Go program. The vendor formats here are
+written from the token shapes the vendors document, for the families those two
+projects know.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from backscroll.errors import ConfigError
+from backscroll.redact.examples import example_snippets
+from backscroll.redact.rules import (
+    FOLDED,
+    MARKER,
+    PRIVATE_KEY,
+    URL_PASSWORD,
+    Rule,
+    group_replacer,
+    looks_random,
+    marker,
+    shannon_entropy,
+)
+from backscroll.redact.vendors import FAMILY_NAMES, INFIX_FAMILIES, sub_vendors
+
+__all__ = [
+    "DEFAULT_RULE_NAMES",
+    "MARKER",
+    "Redactor",
+    "looks_random",
+    "plant_examples",
+    "planted_secrets",
+    "shannon_entropy",
+]
+
+#: Marker names of the default rules, in the order they run.
+DEFAULT_RULE_NAMES: tuple[str, ...] = (
+    PRIVATE_KEY.name,
+    *FAMILY_NAMES,
+    URL_PASSWORD.name,
+    *(rule.name for rule in FOLDED),
+)
+
+_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+
+
+def _user_rule(name: str, regex: str, origin: str) -> Rule:
+    where = f"{origin}.{name}"
+    if not _NAME_RE.match(name):
+        raise ConfigError(
+            [
+                f"{where}: the pattern name {name!r} cannot be used in a marker — use letters, "
+                "digits, '-', '_' or '.' (at most 64)"
+            ]
+        )
+    try:
+        pattern = re.compile(regex)
+    except (re.error, OverflowError, RecursionError, ValueError) as exc:
+        raise ConfigError(
+            [
+                f"{where}: the redaction pattern {name!r} does not compile ({exc}) — "
+                "fix the regular expression (Python `re` syntax) or remove it"
+            ]
+        ) from None
+    if pattern.fullmatch(""):
+        raise ConfigError(
+            [
+                f"{where}: the redaction pattern {name!r} matches empty text — "
+                "make it require at least one character"
+            ]
+        )
+    replace = (
+        group_replacer(name, "secret")
+        if "secret" in pattern.groupindex
+        else group_replacer(name, 0)
+    )
+
+    def guarded(m: re.Match[str]) -> str:
+        if m.end() == m.start() or m.group(0).startswith("[REDACTED:"):
+            return m.group(0)
+        return replace(m)
+
+    return Rule(name, pattern, replace=guarded)
+
+
+#: trigger -> the case-insensitive rules it starts, in rule order.
+_PLAN: dict[str, tuple[Rule, ...]] = {}
+for _rule in FOLDED:
+    for _trigger in _rule.triggers:
+        _PLAN[_trigger] = (*_PLAN.get(_trigger, ()), _rule)
+
+
+class Redactor:
+    """The default rules plus the user's ``extra`` patterns (name → regex).
+
+    A user pattern's whole match becomes ``[REDACTED:<name>]``, or only its
+    group named ``secret`` when it has one. User patterns run after the
+    defaults. ``origin`` prefixes the dotted key in error messages.
+    """
+
+    def __init__(
+        self, extra: Mapping[str, str] | None = None, *, origin: str = "redaction.patterns"
+    ) -> None:
+        self._user = tuple(_user_rule(name, regex, origin) for name, regex in (extra or {}).items())
+        #: Marker names of every rule, in the order they run.
+        self.names: tuple[str, ...] = DEFAULT_RULE_NAMES + tuple(r.name for r in self._user)
+
+    def redact(self, text: str) -> str:
+        """``text`` with every secret replaced by its marker; unchanged when none."""
+        if PRIVATE_KEY.pattern.search(text):
+            text = PRIVATE_KEY.pattern.sub(marker(PRIVATE_KEY.name), text)
+        text = sub_vendors(text)
+        for family in INFIX_FAMILIES:
+            if family.literal in text:
+                text = family.pattern.sub(marker(family.name), text)
+        if URL_PASSWORD.pattern.search(text) and URL_PASSWORD.replace is not None:
+            text = URL_PASSWORD.pattern.sub(URL_PASSWORD.replace, text)
+        text = _sub_folded(text)
+        for rule in self._user:
+            text = rule.pattern.sub(rule.replace or marker(rule.name), text)
+        return text
+
+
+def _fold(text: str) -> str:
+    """Lower-case ``text`` keeping every character at its index."""
+    folded = text.lower()
+    if len(folded) != len(text):  # a character lower-cased to two (U+0130)
+        folded = text.translate(_ASCII_FOLD)
+    return folded
+
+
+_ASCII_FOLD = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
+
+
+def _sub_folded(text: str) -> str:
+    """Apply the case-insensitive rules in one pass over ``text``.
+
+    Each trigger is found in the lower-cased text with ``str.find``; a place
+    counts when one of its rules' gates matches there. At each place, in text
+    order, those rules are tried in rule order and the first that redacts
+    something wins. Regexes never scan the text.
+    """
+    folded = _fold(text)
+    hits: list[tuple[int, str]] = []
+    for trigger, rules in _PLAN.items():
+        at = folded.find(trigger)
+        while at >= 0:
+            if any(rule.gate is None or rule.gate.match(folded, at) for rule in rules):
+                hits.append((at, trigger))
+            at = folded.find(trigger, at + 1)
+    if not hits:
+        return text
+    hits.sort()
+    pieces: list[str] = []
+    done = 0
+    for at, trigger in hits:
+        if at < done:
+            continue
+        for rule in _PLAN[trigger]:
+            if rule.gate is not None and not rule.gate.match(folded, at):
+                continue
+            m = rule.pattern.match(text, at)
+            if m is None or m.end() == at:
+                continue
+            replacement = rule.replace(m) if rule.replace else marker(rule.name)
+            if replacement == m.group(0):
+                continue
+            pieces.append(text[done:at])
+            pieces.append(replacement)
+            done = m.end()
+            break
+    if not pieces:
+        return text
+    pieces.append(text[done:])
+    return "".join(pieces)
+
+
+def plant_examples() -> dict[str, str]:
+    """One fake example per default rule: marker name → a snippet to plant in text.
+
+    Each snippet is a realistic line (or a whole PEM block) holding a fake
+    secret built from the documented shape of its kind; after
+    :meth:`Redactor.redact` the secret in it is gone and the marker names the
+    kind. :func:`planted_secrets` gives the bare secrets.
+    """
+    examples = example_snippets()
+    return {kind: examples[kind][0] for kind in DEFAULT_RULE_NAMES}
+
+
+def planted_secrets() -> dict[str, str]:
+    """Marker name → the secret inside the matching :func:`plant_examples` snippet."""
+    examples = example_snippets()
+    return {kind: examples[kind][1] for kind in DEFAULT_RULE_NAMES}
