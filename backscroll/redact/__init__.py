@@ -34,6 +34,8 @@ from collections.abc import Mapping
 from backscroll.errors import ConfigError
 from backscroll.redact.examples import example_snippets
 from backscroll.redact.rules import (
+    COMMAND_OPTIONS,
+    COMMAND_WORDS,
     FOLDED,
     MARKER,
     PRIVATE_KEY,
@@ -44,7 +46,7 @@ from backscroll.redact.rules import (
     marker,
     shannon_entropy,
 )
-from backscroll.redact.vendors import FAMILY_NAMES, INFIX_FAMILIES, sub_vendors
+from backscroll.redact.vendors import FAMILY_NAMES, sub_vendors
 
 __all__ = [
     "DEFAULT_RULE_NAMES",
@@ -106,11 +108,20 @@ def _user_rule(name: str, regex: str, origin: str) -> Rule:
     return Rule(name, pattern, replace=guarded)
 
 
-#: trigger -> the case-insensitive rules it starts, in rule order.
-_PLAN: dict[str, tuple[Rule, ...]] = {}
-for _rule in FOLDED:
-    for _trigger in _rule.triggers:
-        _PLAN[_trigger] = (*_PLAN.get(_trigger, ()), _rule)
+def _plan(rules: tuple[Rule, ...]) -> dict[str, tuple[re.Pattern[str], tuple[Rule, ...]]]:
+    """trigger -> (one pattern joining its rules' gates, those rules in order)."""
+    by_trigger: dict[str, list[Rule]] = {}
+    for rule in rules:
+        for trigger in rule.triggers:
+            by_trigger.setdefault(trigger, []).append(rule)
+    plan = {}
+    for trigger, group in by_trigger.items():
+        gates = dict.fromkeys(r.gate.pattern if r.gate else "" for r in group)
+        plan[trigger] = (re.compile("|".join(f"(?:{g})" for g in gates)), tuple(group))
+    return plan
+
+
+_PLAN = _plan(FOLDED)
 
 
 class Redactor:
@@ -133,9 +144,6 @@ class Redactor:
         if PRIVATE_KEY.pattern.search(text):
             text = PRIVATE_KEY.pattern.sub(marker(PRIVATE_KEY.name), text)
         text = sub_vendors(text)
-        for family in INFIX_FAMILIES:
-            if family.literal in text:
-                text = family.pattern.sub(marker(family.name), text)
         if URL_PASSWORD.pattern.search(text) and URL_PASSWORD.replace is not None:
             text = URL_PASSWORD.pattern.sub(URL_PASSWORD.replace, text)
         text = _sub_folded(text)
@@ -165,10 +173,13 @@ def _sub_folded(text: str) -> str:
     """
     folded = _fold(text)
     hits: list[tuple[int, str]] = []
-    for trigger, rules in _PLAN.items():
+    commands = any(option in folded for option in COMMAND_OPTIONS)
+    for trigger, (gate, _) in _PLAN.items():
+        if not commands and trigger in COMMAND_WORDS:
+            continue
         at = folded.find(trigger)
         while at >= 0:
-            if any(rule.gate is None or rule.gate.match(folded, at) for rule in rules):
+            if gate.match(folded, at):
                 hits.append((at, trigger))
             at = folded.find(trigger, at + 1)
     if not hits:
@@ -179,7 +190,7 @@ def _sub_folded(text: str) -> str:
     for at, trigger in hits:
         if at < done:
             continue
-        for rule in _PLAN[trigger]:
+        for rule in _PLAN[trigger][1]:
             if rule.gate is not None and not rule.gate.match(folded, at):
                 continue
             m = rule.pattern.match(text, at)

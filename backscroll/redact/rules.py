@@ -224,6 +224,9 @@ _CLI_RE = re.compile(
     re.IGNORECASE,
 )
 _CLI_TRIGGERS = (*ANCHORS, "mysql", "mariadb", "redis-cli", "sshpass", "login", "curl")
+#: The command words count only in text with one of these options.
+COMMAND_WORDS = frozenset(_CLI_TRIGGERS[len(ANCHORS) :])
+COMMAND_OPTIONS = (" -p", " -a ", " -u", " --user")
 _CLI_GATE = re.compile(
     r"(?<=-)[a-z]+(?:=|[ \t]+[^\s-])"
     r"|(?:mysql|mariadb|redis-cli|sshpass|login|curl)[a-z]*\b[^\n]{0,200}[ \t]--?(?:[pau]|user)\b"
