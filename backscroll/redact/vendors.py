@@ -151,7 +151,7 @@ FAMILIES: tuple[Family, ...] = (
     _f("linear-api-key", "lin_api_ lin_oauth_", _ALNUM + "{40}"),
     _f("mailgun-key", "key- pubkey-", _LHEX + "{32}" + _END),
     _f("mapbox-token", "pk.eyJ sk.eyJ tk.eyJ", _URLSAFE + r"{20,}\." + _URLSAFE + "{20,}"),
-    _f("new-relic-key", "NRAK- NRII- NRJS- NRRA- NRAA-", r"[A-Za-z0-9-]{19,32}" + _END),
+    _f("new-relic-key", "NRAK- NRII- NRJS- NRRA- NRAA-", r"[\w-]{19,}"),
     _f("notion-token", "ntn_", r"[0-9]{11}" + _ALNUM + "{35}"),
     _f("notion-integration-secret", "secret_", _ALNUM + "{43}" + _END),
     _f("npm-token", "npm_", _ALNUM + "{36}"),
