@@ -39,8 +39,10 @@ def fill(shape: str, rng: random.Random) -> str:
         alphabet, n = ALPHABETS[m.group(1)], int(m.group(2))
         while True:
             value = "".join(rng.choice(alphabet) for _ in range(n))
-            if n < 12 or m.group(1) not in "au" or (
-                any(c.isdigit() for c in value) and not value.islower() and not value.isupper()
+            if (
+                n < 12
+                or m.group(1) not in "au"
+                or (any(c.isdigit() for c in value) and not value.islower() and not value.isupper())
             ):
                 return value
 
@@ -92,7 +94,7 @@ VENDOR_SHAPES: dict[str, tuple[str, str]] = {
     "flyio-token": ("fly deploy --access-token {t}", "fo1_{u43}"),
     "flyio-macaroon": ("FLY_API_TOKEN={t}", "fm2_{b150}"),
     "frameio-token": ("Bearer-less token {t} for Frame.io", "fio-u-{u64}"),
-    "gitlab-token": ("git remote set-url origin https://oauth2:{t}@gitlab.com/g/p.git", "glpat-{u20}"),
+    "gitlab-token": ("git remote set-url origin https://oauth2:{t}@gitlab.com/g/p", "glpat-{u20}"),
     "gitlab-runner-registration-token": ("--registration-token {t}", "GR1348941{u20}"),
     "gitlab-session-cookie": ("Cookie: _gitlab_session={t}", "{x32}"),
     "google-oauth-token": ("client_secret: {t}", "GOCSPX-{u28}"),

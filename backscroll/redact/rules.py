@@ -95,12 +95,14 @@ def looks_random(value: str) -> bool:
     if len(value) < ENTROPY_MIN_LENGTH or value[0] in "/.~":
         return False
     if _LETTERS_RE.match(value):
-        # Letters only: random when the case flips about every other letter
-        # (a CamelCase name flips once a word).
+        # Letters only: random when about half are upper case and the case flips
+        # often (a CamelCase name has one capital a word).
+        upper = sum(c.isupper() for c in value)
         return (
             len(value) >= 20
-            and 3 * len(_CASE_FLIP_RE.findall(value)) >= len(value)
-            and shannon_entropy(value) >= 4.0
+            and 0.28 * len(value) <= upper <= 0.72 * len(value)
+            and 4 * len(_CASE_FLIP_RE.findall(value)) >= len(value)
+            and shannon_entropy(value) >= 3.7
         )
     if not (any(c.isdigit() for c in value) and any(c.isalpha() for c in value)):
         return False
@@ -229,7 +231,7 @@ COMMAND_WORDS = frozenset(_CLI_TRIGGERS[len(ANCHORS) :])
 COMMAND_OPTIONS = (" -p", " -a ", " -u", " --user")
 _CLI_GATE = re.compile(
     r"(?<=-)[a-z]+(?:=|[ \t]+[^\s-])"
-    r"|(?:mysql|mariadb|redis-cli|sshpass|login|curl)[a-z]*\b[^\n]{0,200}[ \t]--?(?:[pau]|user)\b"
+    r"|(?:mysql|mariadb|redis-cli|sshpass|login|curl)[a-z]*\b[^\n]{0,200}[ \t]--?(?:[pau]|user)"
 )
 #: The option before the value starts with '--' (or is '-p'): not a word in prose.
 _FLAG_START_RE = re.compile(r"(?:^|[\s'\"(=])--[A-Za-z0-9-]*$")
@@ -237,10 +239,13 @@ _FLAG_START_RE = re.compile(r"(?:^|[\s'\"(=])--[A-Za-z0-9-]*$")
 
 def _replace_cli(m: re.Match[str]) -> str:
     flag = m.group("flag")
+    alone = False  # the option is the trigger word alone: --key, --token
     if flag is not None:
         line_start = m.string.rfind("\n", 0, m.start()) + 1
-        if not _FLAG_START_RE.search(m.string, max(line_start, m.start() - 64), m.start()):
+        before = _FLAG_START_RE.search(m.string, max(line_start, m.start() - 64), m.start())
+        if before is None:
             return m.group(0)
+        alone = before.group(0).endswith("--")
     group = next(
         (g for g in ("dq", "sq", "bare", "mdq", "msq", "mbare", "rdq", "rsq", "rbare",
                      "sdq", "ssq", "sbare", "u")
@@ -256,7 +261,8 @@ def _replace_cli(m: re.Match[str]) -> str:
         or value.startswith(("/", "~/", "./", "[REDACTED:"))
     ):
         return m.group(0)
-    if (flag or "").lower() == "key" and not looks_random(value):
+    if alone and flag is not None and flag.lower() == "key" and not looks_random(value):
+        # A bare --key names a sort field or a key id as often as a secret.
         return m.group(0)
     if len(value) < 3:
         return m.group(0)
@@ -288,7 +294,7 @@ def _replace_phrase(m: re.Match[str]) -> str:
     value = m.group("uv").rstrip(".,;:!?)")
     if is_placeholder(value) or _DOTTED_IDENT_RE.match(value):
         return m.group(0)
-    if password and len(value) >= 6 and _SECRETISH_RE.search(value) or looks_random(value):
+    if (password and len(value) >= 6 and _SECRETISH_RE.search(value)) or looks_random(value):
         start = m.start("uv") - m.start()
         whole = m.group(0)
         return whole[:start] + marker("secret-phrase") + whole[start + len(value) :]
@@ -314,6 +320,14 @@ URL_PASSWORD = Rule(
     ),
     replace=group_replacer("url-password", "v"),
 )
+
+
+def _replace_authorization(m: re.Match[str]) -> str:
+    value = m.group("v")
+    parts = [p for p in re.split(r"[_.~+/=-]", value) if p]
+    if all(_WORDISH_RE.match(p) for p in parts):  # YOUR_ACCESS_TOKEN, a word
+        return m.group(0)
+    return group_replacer("authorization-header", "v")(m)
 
 
 def _replace_bearer(m: re.Match[str]) -> str:
@@ -346,11 +360,13 @@ FOLDED: tuple[Rule, ...] = (
         ),
         ("authorization",),
         SEP_AHEAD,
-        group_replacer("authorization-header", "v"),
+        _replace_authorization,
     ),
     Rule(
         "bearer-token",
-        re.compile(r"bearer[ \t]+(?P<v>" + NOT_MARKER + r"[A-Za-z0-9._~+/-]{16,}=*)", re.IGNORECASE),
+        re.compile(
+            r"bearer[ \t]+(?P<v>" + NOT_MARKER + r"[A-Za-z0-9._~+/-]{16,}=*)", re.IGNORECASE
+        ),
         ("bearer",),
         re.compile(r"bearer[ \t]+[a-z0-9._~+/-]{16}"),
         _replace_bearer,

@@ -94,7 +94,8 @@ FAMILIES: tuple[Family, ...] = (
     _f(
         "authress-key",
         "sc_ ext_ scauth_ authress_",
-        _ALNUM + r"{5,30}\." + _ALNUM + r"{4,6}\.acc[_-][A-Za-z0-9-]{10,32}\.[A-Za-z0-9+/_=-]{30,120}",
+        r"[A-Za-z0-9]{5,30}\.[A-Za-z0-9]{4,6}\.acc[_-]"
+        r"[A-Za-z0-9-]{10,32}\.[A-Za-z0-9+/_=-]{30,120}",
     ),
     _f("azure-storage-key", "AccountKey= SharedAccessKey=", _B64 + "{40,}={0,2}", keep_prefix=True),
     _f("clickhouse-api-key", "4b1d", _ALNUM + "{38}" + _END),
@@ -102,7 +103,11 @@ FAMILIES: tuple[Family, ...] = (
     _f("cloudflare-origin-ca-key", "v1.0-", _LHEX + "{24}-" + _LHEX + "{146}"),
     _f("databricks-token", "dapi", _LHEX + r"{32}(?:-\d)?" + _END),
     _f("digitalocean-token", "dop_v1_ doo_v1_ dor_v1_", _LHEX + "{64}"),
-    _f("discord-bot-token", "M N O", r"(?=[\w-]{0,25}\d)[\w-]{23,25}\.[\w-]{6}\.[\w-]{27,38}" + _END),
+    _f(
+        "discord-bot-token",
+        "M N O",
+        r"(?=[\w-]{0,25}\d)[\w-]{23,25}\.[\w-]{6}\.[\w-]{27,38}" + _END,
+    ),
     _f("docker-hub-token", "dckr_pat_ dckr_oat_", _URLSAFE + "{27,}"),
     _f(
         "doppler-token",
@@ -319,12 +324,12 @@ def _around(whole: re.Pattern[str], text: str, at: int, done: int) -> tuple[int,
 
 def sub_vendors(text: str) -> str:
     """``text`` with every vendor-family token replaced by its marker."""
-    m = VENDOR_RE.search(text)
-    if m is None:
+    first = VENDOR_RE.search(text)
+    if first is None:
         return text
     pieces: list[str] = []
     done = 0
-    for m in VENDOR_RE.finditer(text, m.start()):
+    for m in VENDOR_RE.finditer(text, first.start()):
         tag = m.lastgroup
         if tag is None:  # pragma: no cover - every branch ends in a tag
             continue
@@ -347,6 +352,4 @@ def sub_vendors(text: str) -> str:
 
 
 #: Marker names of the vendor families, in the order they are listed.
-FAMILY_NAMES: tuple[str, ...] = tuple(
-    dict.fromkeys(f.name for f in (*FAMILIES, *INFIX_FAMILIES))
-)
+FAMILY_NAMES: tuple[str, ...] = tuple(dict.fromkeys(f.name for f in (*FAMILIES, *INFIX_FAMILIES)))
