@@ -18,7 +18,9 @@ Families without a literal prefix (a fixed infix such as ``.atlasv1.`` or
 
 from __future__ import annotations
 
+import bisect
 import re
+import sys
 from dataclasses import dataclass
 
 #: After a fixed-length body: the token ends here.
@@ -308,17 +310,14 @@ def _compile(families: tuple[Family, ...]) -> tuple[re.Pattern[str], _Tags]:
 
 
 VENDOR_RE, _TAGS = _compile(FAMILIES + INFIX_FAMILIES)
-#: How far around an infix literal its whole token may reach.
-_REACH = 400
 
 
-def _around(whole: re.Pattern[str], text: str, at: int, done: int) -> tuple[int, int] | None:
-    """The span of the ``whole`` token that holds position ``at``, if any."""
-    for m in whole.finditer(text, max(done, at - _REACH), at + _REACH):
-        if m.start() <= at < m.end():
-            return m.span()
-        if m.start() > at:
-            break
+def _around(spans: list[tuple[int, int]], at: int, done: int) -> tuple[int, int] | None:
+    """The span in ``spans`` (sorted) that holds position ``at`` and starts at or
+    after ``done``, if any."""
+    i = bisect.bisect_right(spans, (at, sys.maxsize)) - 1
+    if i >= 0 and spans[i][0] >= done and spans[i][0] <= at < spans[i][1]:
+        return spans[i]
     return None
 
 
@@ -328,6 +327,7 @@ def sub_vendors(text: str) -> str:
     if first is None:
         return text
     pieces: list[str] = []
+    wholes: dict[str, list[tuple[int, int]]] = {}
     done = 0
     for m in VENDOR_RE.finditer(text, first.start()):
         tag = m.lastgroup
@@ -338,7 +338,10 @@ def sub_vendors(text: str) -> str:
         if start < done:
             continue
         if family.whole is not None:
-            span = _around(family.whole, text, start, done)
+            # The whole tokens of this family, found in one scan the first time.
+            if family.name not in wholes:
+                wholes[family.name] = [w.span() for w in family.whole.finditer(text)]
+            span = _around(wholes[family.name], start, done)
             if span is None:
                 continue
             start, end = span
