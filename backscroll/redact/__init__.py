@@ -32,6 +32,7 @@ import re
 from collections.abc import Mapping
 
 from backscroll.errors import ConfigError
+from backscroll.redact.anchored import Literal, compile_anchored
 from backscroll.redact.examples import example_snippets
 from backscroll.redact.rules import (
     COMMAND_OPTIONS,
@@ -108,20 +109,36 @@ def _user_rule(name: str, regex: str, origin: str) -> Rule:
     return Rule(name, pattern, replace=guarded)
 
 
-def _plan(rules: tuple[Rule, ...]) -> dict[str, tuple[re.Pattern[str], tuple[Rule, ...]]]:
-    """trigger -> (one pattern joining its rules' gates, those rules in order)."""
+#: trigger -> its rules in order, each with the pattern its own gate holds at.
+_Rules = dict[str, tuple[tuple[Rule, re.Pattern[str]], ...]]
+#: tag -> (trigger, how many of its characters come before the match's start).
+_Tags = dict[str, tuple[str, int]]
+
+
+def _plan(rules: tuple[Rule, ...]) -> tuple[re.Pattern[str], re.Pattern[str], _Tags, _Rules]:
+    """The places worth trying: one pattern finding every trigger that has one
+    of its rules' gates after it (and one without the command words)."""
     by_trigger: dict[str, list[Rule]] = {}
     for rule in rules:
         for trigger in rule.triggers:
             by_trigger.setdefault(trigger, []).append(rule)
-    plan = {}
+    literals: list[Literal] = []
+    by_rule: _Rules = {}
     for trigger, group in by_trigger.items():
-        gates = dict.fromkeys(r.gate.pattern if r.gate else "" for r in group)
-        plan[trigger] = (re.compile("|".join(f"(?:{g})" for g in gates)), tuple(group))
-    return plan
+        gates = [rule.gate(trigger) if rule.gate else "" for rule in group]
+        after = "(?=" + "|".join(dict.fromkeys(gates)) + ")"
+        literals.append(Literal(trigger, after, f"g{len(literals)}", boundary=False))
+        word = re.escape(trigger)
+        by_rule[trigger] = tuple(
+            (rule, re.compile(f"{word}(?={gate})")) for rule, gate in zip(group, gates, strict=True)
+        )
+    every, anchors = compile_anchored(literals)
+    common, _ = compile_anchored([x for x in literals if x.text not in COMMAND_WORDS])
+    tags = {x.tag: (x.text, anchors[x.tag]) for x in literals}
+    return every, common, tags, by_rule
 
 
-_PLAN = _plan(FOLDED)
+_EVERY_TRIGGER, _COMMON_TRIGGERS, _TRIGGER_TAGS, _RULES = _plan(FOLDED)
 
 
 class Redactor:
@@ -166,22 +183,17 @@ _ASCII_FOLD = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
 def _sub_folded(text: str) -> str:
     """Apply the case-insensitive rules in one pass over ``text``.
 
-    Each trigger is found in the lower-cased text with ``str.find``; a place
-    counts when one of its rules' gates matches there. At each place, in text
-    order, those rules are tried in rule order and the first that redacts
-    something wins. Regexes never scan the text.
+    One scan of the lower-cased text finds every trigger with one of its
+    rules' gates after it (:mod:`backscroll.redact.anchored`). At each place,
+    in text order, the rules whose gate holds are tried in rule order and the
+    first that redacts something wins.
     """
     folded = _fold(text)
     hits: list[tuple[int, str]] = []
-    commands = any(option in folded for option in COMMAND_OPTIONS)
-    for trigger, (gate, _) in _PLAN.items():
-        if not commands and trigger in COMMAND_WORDS:
-            continue
-        at = folded.find(trigger)
-        while at >= 0:
-            if gate.match(folded, at):
-                hits.append((at, trigger))
-            at = folded.find(trigger, at + 1)
+    commands = COMMAND_OPTIONS.search(folded) is not None
+    for m in (_EVERY_TRIGGER if commands else _COMMON_TRIGGERS).finditer(folded):
+        trigger, before = _TRIGGER_TAGS[m.lastgroup or ""]
+        hits.append((m.start() - before, trigger))
     if not hits:
         return text
     hits.sort()
@@ -190,8 +202,8 @@ def _sub_folded(text: str) -> str:
     for at, trigger in hits:
         if at < done:
             continue
-        for rule in _PLAN[trigger][1]:
-            if rule.gate is not None and not rule.gate.match(folded, at):
+        for rule, gate in _RULES[trigger]:
+            if not gate.match(folded, at):
                 continue
             m = rule.pattern.match(text, at)
             if m is None or m.end() == at:

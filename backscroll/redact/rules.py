@@ -5,7 +5,7 @@ A value assigned to a secret-looking name (``password=``, ``"token": ...``,
 ``mysql -pPASS``, ``curl -u user:pass``), said in prose (``the password is
 ...``), or sent in an authorization header. These rules are case-insensitive
 and never scanned over the text: each has trigger words (``pass``, ``token``,
-``curl``...), found with ``str.find`` in the lower-cased text, and a *gate*, a
+``curl``...), looked for in the lower-cased text, and a *gate*, a
 short pattern that must follow the trigger for the place to be worth trying
 (``:`` or ``=`` for an assignment). The rules are tried at those places alone.
 """
@@ -37,8 +37,9 @@ class Rule:
     #: Lower-case words where a match can start (case-insensitive rules); empty
     #: for a rule the redactor scans the text with.
     triggers: tuple[str, ...] = ()
-    #: What must follow a trigger for the rule to be tried there.
-    gate: re.Pattern[str] | None = None
+    #: trigger -> what must follow it (a pattern on the lower-cased text) for the
+    #: rule to be tried there.
+    gate: Callable[[str], str] | None = None
     #: Builds the replacement; default: the whole match becomes the marker.
     replace: Replacer | None = None
 
@@ -156,9 +157,15 @@ _ASSIGN_RE = re.compile(
     r"(?![A-Za-z0-9])(?P<sep>" + SEP + r")(?:" + _QUOTED + r"|" + _UNQUOTED + r")",
     re.IGNORECASE,
 )
-#: (Gates are matched at the trigger, in the lower-cased text.) An assignment
-#: follows: the name, maybe a closing quote, then ':' or '='.
-SEP_AHEAD = re.compile(r"""[a-z][a-z0-9_.-]{0,48}["'`]?[ \t]*[:=]""")
+#: (Gates follow the trigger, in the lower-cased text.) An assignment: the rest
+#: of the name, maybe a closing quote, then ':' or '='.
+SEP_AHEAD = r"""[a-z0-9_.-]{0,48}["'`]?[ \t]*[:=]"""
+
+
+def _sep_gate(_: str) -> str:
+    return SEP_AHEAD
+
+
 #: What ends a config value on its line (YAML, INI, JSON, .env).
 _LINE_END_RE = re.compile(r"[ \t]*(?:[\r\n,;}]|#|$)")
 
@@ -228,11 +235,16 @@ _CLI_RE = re.compile(
 _CLI_TRIGGERS = (*ANCHORS, "mysql", "mariadb", "redis-cli", "sshpass", "login", "curl")
 #: The command words count only in text with one of these options.
 COMMAND_WORDS = frozenset(_CLI_TRIGGERS[len(ANCHORS) :])
-COMMAND_OPTIONS = (" -p", " -a ", " -u", " --user")
-_CLI_GATE = re.compile(
-    r"(?<=-)[a-z]+(?:=|[ \t]+[^\s-])"
-    r"|(?:mysql|mariadb|redis-cli|sshpass|login|curl)[a-z]*\b[^\n]{0,200}[ \t]--?(?:[pau]|user)"
-)
+COMMAND_OPTIONS = re.compile(r" -[pau]| --user")
+
+
+def _cli_gate(trigger: str) -> str:
+    if trigger in COMMAND_WORDS:  # an option of the kind the command takes follows
+        return r"[a-z]*\b[^\n]{0,200}[ \t]--?(?:[pau]|user)"
+    # an option: '-' before the word, then '=' or a value
+    return rf"(?<=-[\s\S]{{{len(trigger)}}})[a-z]*(?:=|[ \t]+[^\s-])"
+
+
 #: The option before the value starts with '--' (or is '-p'): not a word in prose.
 _FLAG_START_RE = re.compile(r"(?:^|[\s'\"(=])--[A-Za-z0-9-]*$")
 
@@ -279,9 +291,10 @@ _PHRASE_RE = re.compile(
     r"|(?P<uv>" + NOT_MARKER + r"[^\s\"'`]{6,300}))",
     re.IGNORECASE,
 )
-_PHRASE_GATE = re.compile(
-    r"[a-z]+[ \t]+(?:(?:for|of)[ \t]+\S{1,64}[ \t]+)?(?:is|was|to|would)[ \t]"
-)
+
+
+def _phrase_gate(_: str) -> str:
+    return r"[a-z]*[ \t]+(?:(?:for|of)[ \t]+\S{1,64}[ \t]+)?(?:is|was|to|would)[ \t]"
 
 
 def _replace_phrase(m: re.Match[str]) -> str:
@@ -347,7 +360,7 @@ FOLDED: tuple[Rule, ...] = (
             re.IGNORECASE,
         ),
         ("aws", "secret"),
-        SEP_AHEAD,
+        _sep_gate,
         group_replacer("aws-secret-key", "v"),
     ),
     Rule(
@@ -359,7 +372,7 @@ FOLDED: tuple[Rule, ...] = (
             re.IGNORECASE,
         ),
         ("authorization",),
-        SEP_AHEAD,
+        _sep_gate,
         _replace_authorization,
     ),
     Rule(
@@ -368,11 +381,11 @@ FOLDED: tuple[Rule, ...] = (
             r"bearer[ \t]+(?P<v>" + NOT_MARKER + r"[A-Za-z0-9._~+/-]{16,}=*)", re.IGNORECASE
         ),
         ("bearer",),
-        re.compile(r"bearer[ \t]+[a-z0-9._~+/-]{16}"),
+        lambda _: r"[ \t]+[a-z0-9._~+/-]{16}",
         _replace_bearer,
     ),
-    Rule("secret-assignment", _ASSIGN_RE, ANCHORS, SEP_AHEAD, _replace_assignment),
-    Rule("high-entropy-secret", _ENTROPY_RE, ANCHORS, SEP_AHEAD, _replace_entropy),
-    Rule("command-line-secret", _CLI_RE, _CLI_TRIGGERS, _CLI_GATE, _replace_cli),
-    Rule("secret-phrase", _PHRASE_RE, ANCHORS, _PHRASE_GATE, _replace_phrase),
+    Rule("secret-assignment", _ASSIGN_RE, ANCHORS, _sep_gate, _replace_assignment),
+    Rule("high-entropy-secret", _ENTROPY_RE, ANCHORS, _sep_gate, _replace_entropy),
+    Rule("command-line-secret", _CLI_RE, _CLI_TRIGGERS, _cli_gate, _replace_cli),
+    Rule("secret-phrase", _PHRASE_RE, ANCHORS, _phrase_gate, _replace_phrase),
 )

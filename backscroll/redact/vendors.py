@@ -23,6 +23,8 @@ import re
 import sys
 from dataclasses import dataclass
 
+from backscroll.redact.anchored import Literal, compile_anchored
+
 #: After a fixed-length body: the token ends here.
 _END = r"(?![A-Za-z0-9])"
 _HEX = "[a-fA-F0-9]"
@@ -228,85 +230,23 @@ INFIX_FAMILIES: tuple[Family, ...] = (
 
 # --- the one scan ---------------------------------------------------------------------
 
-#: Characters per thousand in transcript text (the bench corpus and the sample
-#: transcripts, whichever is higher), to pick for every prefix the character the
-#: scan stops at: the rarer, the fewer places the pattern is tried.
-_SHARE = {
-    **dict(zip("abcdefghijklmnopqrstuvwxyz", (
-        45, 11.4, 20.1, 27.8, 106, 20.9, 11.5, 43, 47.4, 1.1, 9.8, 25.7, 28.3,
-        47.8, 44.1, 21.6, 1.1, 49.9, 50.1, 75.1, 24, 5, 14, 12.5, 12.5, 0.5,
-    ), strict=True)),
-    **dict(zip("ABCDEFGHIJKLMNOPQRSTUVWXYZ", (
-        1.5, 0.9, 1.7, 1.3, 1.6, 0.8, 0.6, 0.7, 3, 0.5, 0.5, 1.7, 1.1,
-        1.1, 1.1, 1.6, 0.3, 1.3, 2.3, 4.7, 2.2, 0.6, 0.7, 0.4, 0.7, 0.9,
-    ), strict=True)),
-    **dict(zip("0123456789", (8.5, 6, 5.5, 3.2, 3.7, 3.4, 3.2, 2.6, 3.3, 2.8), strict=True)),
-    "_": 11.5, "-": 9.8, ".": 11.4, "/": 5.5, ":": 24.1, "=": 2, "~": 0.1,
-}  # fmt: skip
 
-
-def _frequency(char: str) -> float:
-    """How costly a stop at ``char`` is. Lower-case letters and digits count
-    three times their share: they come in runs (words, hashes), where the
-    pattern is tried at every one (measured: 94 MB/s against 54 without)."""
-    share = _SHARE.get(char, 1.0)
-    return 3 * share if char.islower() or char.isdigit() else share
-
-
-class _Node:
-    __slots__ = ("children", "last", "leaves")
-
-    def __init__(self) -> None:
-        self.children: dict[str, _Node] = {}
-        self.leaves: list[str] = []
-        #: Infix families, tried after every prefix that ends here or further back.
-        self.last: list[str] = []
-
-
-_ANY = r"[\s\S]"
-
-
-def _behind(node: _Node, depth: int) -> str:
-    """Alternatives for the prefix characters before the anchor, nearest first,
-    each checked by a fixed-width look-behind from just after the anchor."""
-    branches = list(node.leaves)
-    for char, child in sorted(node.children.items()):
-        look = f"(?<={re.escape(char)}{_ANY}{{{depth + 1}}})"
-        branches.append(look + _behind(child, depth + 1))
-    branches += node.last
-    return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
-
-
-#: tag group name -> (family, how many prefix characters come before the anchor).
-_Tags = dict[str, tuple[Family, int]]
-
-
-def _compile(families: tuple[Family, ...]) -> tuple[re.Pattern[str], _Tags]:
-    """One pattern for all families. It matches from each prefix's rarest
-    character (its anchor): the characters before it are look-behinds, those
-    after it and the body are matched on; the group ``t<n>`` names the family."""
-    roots: dict[str, _Node] = {}
-    tags: _Tags = {}
+def _compile(families: tuple[Family, ...]) -> tuple[re.Pattern[str], dict[str, tuple[Family, int]]]:
+    """One pattern for all families; the group ``t<n>`` names the family, and
+    the anchor index says where its prefix starts before the match."""
+    literals: list[Literal] = []
+    owner: dict[str, Family] = {}
     for family in families:
         for prefix in family.prefixes:
-            at = min(range(len(prefix)), key=lambda i: (_frequency(prefix[i]), i))
-            tag = f"t{len(tags)}"
-            tags[tag] = (family, at)
-            node = roots.setdefault(prefix[at], _Node())
-            for char in reversed(prefix[:at]):
-                node = node.children.setdefault(char, _Node())
-            rest = re.escape(prefix[at + 1 :])
+            tag = f"t{len(literals)}"
+            owner[tag] = family
             if family.whole is not None:
                 # Match the anchor alone, so the scan goes on right after it.
-                node.last.append(f"(?={rest})(?P<{tag}>)")
+                literals.append(Literal(prefix, "", tag, boundary=False, last=True))
             else:
-                boundary = f"(?<![A-Za-z0-9_-]{_ANY}{{{at + 1}}})"
-                node.leaves.append(f"{boundary}{rest}(?P<{tag}>){family.body}")
-    # re tries the alternatives in order at each anchor it stops at: the most
-    # frequent anchors first, so that the common stops fail after few tests.
-    order = sorted(roots, key=_frequency, reverse=True)
-    tops = [re.escape(char) + _behind(roots[char], 0) for char in order]
-    return re.compile("|".join(tops)), tags
+                literals.append(Literal(prefix, family.body, tag))
+    pattern, anchors = compile_anchored(literals)
+    return pattern, {tag: (owner[tag], anchors[tag]) for tag in owner}
 
 
 VENDOR_RE, _TAGS = _compile(FAMILIES + INFIX_FAMILIES)
