@@ -191,9 +191,9 @@ def _sub_folded(text: str) -> str:
     folded = _fold(text)
     hits: list[tuple[int, str]] = []
     commands = COMMAND_OPTIONS.search(folded) is not None
-    for m in (_EVERY_TRIGGER if commands else _COMMON_TRIGGERS).finditer(folded):
-        trigger, before = _TRIGGER_TAGS[m.lastgroup or ""]
-        hits.append((m.start() - before, trigger))
+    for found in (_EVERY_TRIGGER if commands else _COMMON_TRIGGERS).finditer(folded):
+        trigger, before = _TRIGGER_TAGS[found.lastgroup or ""]
+        hits.append((found.start() - before, trigger))
     if not hits:
         return text
     hits.sort()
