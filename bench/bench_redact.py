@@ -4,6 +4,8 @@ Run from the repository root::
 
     python bench/bench_redact.py            # ~4 MB synthetic transcript corpus
     python bench/bench_redact.py --mb 1     # smaller, quicker
+    git show REV:backscroll/redact.py > /tmp/old_redact.py
+    python bench/bench_redact.py --compare /tmp/old_redact.py   # an older rule set too
 
 Prints, side by side: how many of backscroll's secret kinds each arm catches
 (a planted fake secret per kind), how many findings each makes on clean text
@@ -15,6 +17,10 @@ Times are CPU time of this process (``time.process_time``), so other work on a
 shared machine skews them less than wall time; SQLite runs in-process, so the
 store's work is counted too.
 
+``--compare FILE`` loads another redaction module (one that defines
+``Redactor``, e.g. an older revision's) and prints, beside the current rules,
+how many of today's kinds it catches and its throughput on the same texts.
+
 The library arm is skipped with a message when detect-secrets is not installed
 (``pip install detect-secrets``). It reports findings line by line; the glue
 that would turn them into a redaction (replace each reported value in its
@@ -24,6 +30,7 @@ line) is included in its timing, since backscroll would need it.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import random
 import tempfile
@@ -286,11 +293,46 @@ def cold_index(turns: list[str], redaction: bool) -> tuple[float, int, int]:
         return time.process_time() - start, summary.turns_added, size
 
 
+def load_redactor(path: Path) -> Callable[[str], str]:
+    """``Redactor().redact`` of the module in ``path``."""
+    spec = importlib.util.spec_from_file_location("compared_redact", path)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"{path}: not a Python module — give the path of a redact.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    redact: Callable[[str], str] = module.Redactor().redact
+    return redact
+
+
+def compare(path: Path, redactor: Redactor, sets: list[tuple[str, list[str]]]) -> None:
+    other = load_redactor(path)
+    secrets = planted_secrets()
+    kinds = len(secrets)
+    missed = [k for k, snippet in plant_examples().items() if secrets[k] in other(snippet)]
+    print(f"\ncompared with {path.name}: catches {kinds - len(missed)}/{kinds} of today's kinds")
+    print(f"  {'MB/s':36}{'compared':>10}{'current':>10}")
+    for label, turns in sets:
+        size = mb(turns)
+        # Alternate, so that a load change on the machine hits both alike.
+        rates = [
+            (
+                best_rate(lambda t=turns: [other(x) for x in t], size, 1),
+                best_rate(lambda t=turns: [redactor.redact(x) for x in t], size, 1),
+            )
+            for _ in range(5)
+        ]
+        old, new = max(r[0] for r in rates), max(r[1] for r in rates)
+        print(f"  {label:36}{old:10.1f}{new:10.1f}   (current: {old / new:.2f}x the time)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mb", type=float, default=4.0, help="corpus size in MB (default 4)")
     parser.add_argument(
         "--library-mb", type=float, default=0.25, help="slice the library arm scans (slow)"
+    )
+    parser.add_argument(
+        "--compare", type=Path, metavar="FILE", help="another redact module to time beside"
     )
     args = parser.parse_args()
 
@@ -340,6 +382,10 @@ def main() -> None:
     ):
         rate = best_rate(lambda turns=turns: [redactor.redact(t) for t in turns], mb(turns))
         print(f"  {label:36}{rate:8.1f} MB/s")
+
+    if args.compare is not None:
+        sets = [("clean transcript text", clean), ("with secrets", dirty), ("prose", prose)]
+        compare(args.compare, redactor, sets)
 
     # Off and on alternate, so a load change on the machine hits both alike.
     pairs = [(store_index(dirty, None), store_index(dirty, redactor.redact)) for _ in range(3)]

@@ -213,3 +213,23 @@ def test_git_hashes_and_uuids_survive_in_bulk() -> None:
         lines.append(f"{sha} {u[:8]}-{u[8:12]}-{u[12:16]}-{u[16:20]}-{u[20:]} {fill('{h64}', rng)}")
     text = "\n".join(lines)
     assert REDACTOR.redact(text) == text
+
+
+def test_infix_families_find_every_token_around_their_literal() -> None:
+    rng = random.Random(5)
+    first, second = fill("{h32}-us21", rng), fill("{h32}-us6", rng)
+    telegram = fill("{d10}:AA{u33}", rng)
+    text = f"en-us and {first}, then -us alone, {second}; bot{telegram}/getMe"
+    out = REDACTOR.redact(text)
+    assert out == (
+        "en-us and [REDACTED:mailchimp-api-key], then -us alone, [REDACTED:mailchimp-api-key]; "
+        "bot[REDACTED:telegram-bot-token]/getMe"
+    )
+
+
+def test_field_name_before_an_azure_key_is_kept() -> None:
+    key = fill("{b86}==", random.Random(6))
+    out = REDACTOR.redact(f"AccountName=app;AccountKey={key};EndpointSuffix=core.windows.net")
+    assert out == (
+        "AccountName=app;AccountKey=[REDACTED:azure-storage-key];EndpointSuffix=core.windows.net"
+    )
