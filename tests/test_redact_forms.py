@@ -119,3 +119,7 @@ KEPT = [
 @pytest.mark.parametrize("text", KEPT)
 def test_ordinary_text_and_code_around_secret_words_is_kept(text: str) -> None:
     assert REDACTOR.redact(text) == text
+
+
+def test_environment_variable_secret_of_any_length_is_redacted() -> None:
+    assert REDACTOR.redact("DB_PASS=abc") == "DB_PASS=[REDACTED:secret-assignment]"

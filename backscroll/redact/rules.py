@@ -184,6 +184,8 @@ def _replace_assignment(m: re.Match[str]) -> str:
     password = lower.startswith(_PASSWORD_NAMES)
     if lower == "pwd" and value[0] in "/~.":  # the shell's working directory
         return m.group(0)
+    if name.isupper() and "=" in sep:  # an environment variable: any value
+        return group_replacer("secret-assignment", "uv")(m)
     if _DOTTED_IDENT_RE.match(value) or len(value) < 4:
         return m.group(0)
     if name.isupper() or (len(value) >= 6 and _SECRETISH_RE.search(value)):

@@ -1,19 +1,19 @@
-"""Vendor token formats: one compiled scan for every family with a literal prefix.
+"""Vendor token formats: one scan of the text for every family.
 
 Each family is written from the vendor's documented token shape (the prefix the
 vendor puts on every token, then the body's alphabet and length), covering the
-vendor families that gitleaks and detect-secrets know. The prefixes of all
-families are merged into one trie-shaped alternation, so the text is scanned
-once whatever the number of families: ``re`` skips every character that cannot
-start a prefix and, where one can, follows a single branch per character. An
-empty named group right after each prefix tells which family matched.
+vendor families that gitleaks and detect-secrets know. All prefixes are merged
+into one pattern (:mod:`backscroll.redact.anchored`), so the text is scanned
+once whatever the number of families; an empty named group right after each
+prefix tells which family matched.
 
-A match must start at a token boundary (no letter, digit or ``_`` before it);
-families whose body is a fixed-length hex or alphanumeric run also need a
-boundary after it, so longer identifiers and hashes are left alone.
+A match must start at a token boundary (no letter, digit, ``_`` or ``-``
+before it); families whose body is a fixed-length hex or alphanumeric run also
+need a boundary after it, so longer identifiers and hashes are left alone.
 
-Families without a literal prefix (a fixed infix such as ``.atlasv1.`` or
-``-us12``) are :data:`INFIX_FAMILIES`: each runs only when its literal occurs.
+Families found by a literal inside their tokens (``.atlasv1.``, ``-us12``) are
+:data:`INFIX_FAMILIES`: the same scan finds the literal, and the family's whole
+pattern, run once over the text, says whether a token holds it.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ class Family:
     #: body becomes the marker.
     keep_prefix: bool = False
     #: For a family found by a literal inside its tokens (``.atlasv1.``): the
-    #: whole token's pattern, tried around each place the literal occurs.
+    #: whole token's pattern.
     whole: re.Pattern[str] | None = None
 
 
