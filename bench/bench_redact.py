@@ -33,6 +33,7 @@ import argparse
 import importlib.util
 import json
 import random
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -299,6 +300,7 @@ def load_redactor(path: Path) -> Callable[[str], str]:
     if spec is None or spec.loader is None:
         raise SystemExit(f"{path}: not a Python module — give the path of a redact.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
     spec.loader.exec_module(module)
     redact: Callable[[str], str] = module.Redactor().redact
     return redact
