@@ -17,6 +17,11 @@ Times are CPU time of this process (``time.process_time``), so other work on a
 shared machine skews them less than wall time; SQLite runs in-process, so the
 store's work is counted too.
 
+``--corpus DIR`` (a ``bench/corpus.py`` directory, as ``bench_index.py`` uses)
+adds an in-process A/B of the cold index of that corpus, redaction off and on
+alternating, which the load of a shared machine skews less than timing
+separate processes.
+
 ``--compare FILE`` loads another redaction module (one that defines
 ``Redactor``, e.g. an older revision's) and prints, beside the current rules,
 how many of today's kinds it catches and its throughput on the same texts.
@@ -294,6 +299,37 @@ def cold_index(turns: list[str], redaction: bool) -> tuple[float, int, int]:
         return time.process_time() - start, summary.turns_added, size
 
 
+def corpus_ab(home: Path, rounds: int) -> None:
+    """Cold ``backscroll index`` of a bench corpus in this process, off and on."""
+    import dataclasses
+    import os
+    import statistics
+
+    from backscroll import config as config_module
+    from backscroll import direct
+    from backscroll.config import RedactionConfig
+
+    os.environ["HOME"] = str(home)
+    for name in ("BACKSCROLL_CONFIG", "BACKSCROLL_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME"):
+        os.environ.pop(name, None)
+    base = config_module.load()
+    times: dict[bool, list[float]] = {False: [], True: []}
+    for _ in range(rounds):
+        for enabled in (False, True):
+            with tempfile.TemporaryDirectory() as tmp:
+                cfg = dataclasses.replace(
+                    base, data_dir=tmp, redaction=RedactionConfig(enabled=enabled)
+                )
+                start = time.process_time()
+                summary, _ = direct.index(cfg)
+                times[enabled].append(time.process_time() - start)
+    off, on = min(times[False]), min(times[True])
+    pairs = statistics.median(b / a for a, b in zip(times[False], times[True], strict=True))
+    print(f"\ncold index of {home} in-process, {summary.turns_added} turns, best of {rounds}")
+    print(f"  redaction off {off:6.2f} s   on {on:6.2f} s CPU   on/off {on / off:.2f}x", end="")
+    print(f"   (median of the {rounds} alternating pairs {pairs:.2f}x)")
+
+
 def load_redactor(path: Path) -> Callable[[str], str]:
     """``Redactor().redact`` of the module in ``path``."""
     spec = importlib.util.spec_from_file_location("compared_redact", path)
@@ -336,6 +372,8 @@ def main() -> None:
     parser.add_argument(
         "--compare", type=Path, metavar="FILE", help="another redact module to time beside"
     )
+    parser.add_argument("--corpus", type=Path, metavar="DIR", help="a bench/corpus.py directory")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds of the --corpus A/B")
     args = parser.parse_args()
 
     redactor = Redactor()
@@ -402,6 +440,9 @@ def main() -> None:
     print("\ncold `backscroll index` (Claude Code JSONL, reader + store), best of 3")
     print(f"  {size / 1e6:.2f} MB of files, {added} turns")
     print(f"  redaction off {off:6.2f} s   on {on:6.2f} s CPU   overhead {on / off - 1:+.1%}")
+
+    if args.corpus is not None:
+        corpus_ab(args.corpus, args.rounds)
 
 
 if __name__ == "__main__":
