@@ -123,3 +123,15 @@ def test_ordinary_text_and_code_around_secret_words_is_kept(text: str) -> None:
 
 def test_environment_variable_secret_of_any_length_is_redacted() -> None:
     assert REDACTOR.redact("DB_PASS=abc") == "DB_PASS=[REDACTED:secret-assignment]"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "userid = passwd = acct = ''",
+        "self.user, self.password = user, password",
+        "ERRORTOKEN = 59\nOP = token.OP\nERRORTOKEN = token.ERRORTOKEN",
+    ],
+)
+def test_code_assignments_between_variables_are_kept(text: str) -> None:
+    assert REDACTOR.redact(text) == text

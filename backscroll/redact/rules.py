@@ -166,8 +166,8 @@ def _sep_gate(_: str) -> str:
     return SEP_AHEAD
 
 
-#: What ends a config value on its line (YAML, INI, JSON, .env).
-_LINE_END_RE = re.compile(r"[ \t]*(?:[\r\n,;}]|#|$)")
+#: What ends a config value on its line (YAML, INI, .env).
+_LINE_END_RE = re.compile(r"[ \t]*(?:[\r\n]|#|$)")
 
 
 def _replace_assignment(m: re.Match[str]) -> str:
@@ -184,18 +184,20 @@ def _replace_assignment(m: re.Match[str]) -> str:
     password = lower.startswith(_PASSWORD_NAMES)
     if lower == "pwd" and value[0] in "/~.":  # the shell's working directory
         return m.group(0)
-    if name.isupper() and "=" in sep:  # an environment variable: any value
+    if name.isupper() and sep == "=":  # an environment variable: any value
         return group_replacer("secret-assignment", "uv")(m)
     if _DOTTED_IDENT_RE.match(value) or len(value) < 4:
         return m.group(0)
     if name.isupper() or (len(value) >= 6 and _SECRETISH_RE.search(value)):
         return group_replacer("secret-assignment", "uv")(m)
     # A letters-and-digits value under a password name: a password unless it
-    # reads as code; after ':' only when it ends its line (YAML), not in prose.
+    # reads as code. Joined to its name (password=x, URL queries, connection
+    # strings) it is one; spaced (YAML, INI, or code's `password = other`) only
+    # when it ends its line.
     if (
         password
         and not _is_code_name(value)
-        and ("=" in sep or _LINE_END_RE.match(m.string, m.end()))
+        and (sep == "=" or _LINE_END_RE.match(m.string, m.end()))
     ):
         return group_replacer("secret-assignment", "uv")(m)
     return m.group(0)
