@@ -76,11 +76,14 @@ def _behind(node: _Node, depth: int) -> str:
     return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
 
 
-def compile_anchored(literals: list[Literal]) -> tuple[re.Pattern[str], dict[str, int]]:
+def compile_anchored(
+    literals: list[Literal], *, tokens: bool = False
+) -> tuple[re.Pattern[str], dict[str, int]]:
     """The pattern, and for each tag how many characters of its literal come
     before the anchor (a match starts at the anchor; the literal that many
     characters earlier). ``lastgroup`` of a match is its tag when ``after``
-    has no capturing group."""
+    has no capturing group. ``tokens``: every literal and what follows it is a
+    run of non-space characters."""
     roots: dict[str, _Node] = {}
     anchors: dict[str, int] = {}
     for literal in literals:
@@ -99,5 +102,7 @@ def compile_anchored(literals: list[Literal]) -> tuple[re.Pattern[str], dict[str
     # re tries the alternatives in order at each anchor it stops at: the most
     # frequent anchors first, so that the common stops fail after few tests.
     order = sorted(roots, key=_cost, reverse=True)
-    tops = [re.escape(char) + _behind(roots[char], 0) for char in order]
+    # For tokens, after a sentence's '.' or a list's '-' the test stops at the space.
+    ahead = r"(?=\S)" if tokens else ""
+    tops = [re.escape(char) + ahead + _behind(roots[char], 0) for char in order]
     return re.compile("|".join(tops)), anchors

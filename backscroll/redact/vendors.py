@@ -245,7 +245,7 @@ def _compile(families: tuple[Family, ...]) -> tuple[re.Pattern[str], dict[str, t
                 literals.append(Literal(prefix, "", tag, boundary=False, last=True))
             else:
                 literals.append(Literal(prefix, family.body, tag))
-    pattern, anchors = compile_anchored(literals)
+    pattern, anchors = compile_anchored(literals, tokens=True)
     return pattern, {tag: (owner[tag], anchors[tag]) for tag in owner}
 
 
