@@ -59,6 +59,8 @@ REDACTED = [
     ("secret-phrase", f"The password for admin is {P}", P),
     ("secret-phrase", f'set the password to "{W}" and restart', W),
     ("secret-phrase", f"the API token is {L}", L),
+    ("secret-phrase", f"machine api.example.com login me@example.com password {W}", W),
+    ("secret-phrase", f"machine db\n  login app\n  password {P}\n", P),
 ]
 
 
@@ -113,6 +115,7 @@ KEPT = [
     "Authorization: Bearer YOUR_ACCESS_TOKEN",
     "Use Bearer authentication for the internal endpoints.",
     "api_key: AutoTokenizerFactoryBuilder",
+    "Reset the password hunter first, then log in.",
 ]
 
 

@@ -292,16 +292,31 @@ _PHRASE_RE = re.compile(
     r"(?:[ \t]+(?:for|of)[ \t]+[\w.@-]{1,64})?"
     r"[ \t]+(?:is|was|to|would[ \t]+be|is[ \t]+set[ \t]+to)[ \t]+"
     r"(?:(?P<q>[\"'`])(?P<qv>" + NOT_MARKER + r"[^\"'`\n]{3,200})(?P=q)"
-    r"|(?P<uv>" + NOT_MARKER + r"[^\s\"'`]{6,300}))",
+    r"|(?P<uv>" + NOT_MARKER + r"[^\s\"'`]{6,300}))"
+    # .netrc: machine HOST login USER password PASS
+    r"|password[ \t]+(?P<nv>" + NOT_MARKER + r"[^\s\"'`]{1,300})",
     re.IGNORECASE,
 )
+_CONNECTORS = frozenset({"is", "was", "to", "would", "for", "of"})
+_NETRC_LINE_RE = re.compile(r"(?:^|\s)(?:machine|login)\s", re.IGNORECASE)
 
 
-def _phrase_gate(_: str) -> str:
-    return r"[a-z]*[ \t]+(?:(?:for|of)[ \t]+\S{1,64}[ \t]+)?(?:is|was|to|would)[ \t]"
+def _phrase_gate(trigger: str) -> str:
+    said = r"[a-z]*[ \t]+(?:(?:for|of)[ \t]+\S{1,64}[ \t]+)?(?:is|was|to|would)[ \t]"
+    return said + r"|word[ \t]+\S" if trigger == "pass" else said
 
 
 def _replace_phrase(m: re.Match[str]) -> str:
+    if m.group("nv") is not None:
+        if m.group("nv").lower() in _CONNECTORS:  # prose whose secret is gone already
+            return m.group(0)
+        # The entry's machine or login is on this line or the two before it.
+        start = m.start()
+        for _ in range(3):
+            start = m.string.rfind("\n", 0, max(start - 1, 0)) + 1
+        if not _NETRC_LINE_RE.search(m.string, start, m.start()):
+            return m.group(0)
+        return group_replacer("secret-phrase", "nv")(m)
     password = m.group("name").lower().startswith(_PASSWORD_NAMES)
     quoted = m.group("qv")
     if quoted is not None:
