@@ -158,10 +158,11 @@ class Redactor:
 
     def redact(self, text: str) -> str:
         """``text`` with every secret replaced by its marker; unchanged when none."""
-        if PRIVATE_KEY.pattern.search(text):
+        # (`in` finds a literal faster than re's prefix search.)
+        if "PRIVATE KEY" in text:
             text = PRIVATE_KEY.pattern.sub(marker(PRIVATE_KEY.name), text)
         text = sub_vendors(text)
-        if URL_PASSWORD.pattern.search(text) and URL_PASSWORD.replace is not None:
+        if "://" in text and URL_PASSWORD.replace is not None:
             text = URL_PASSWORD.pattern.sub(URL_PASSWORD.replace, text)
         text = _sub_folded(text)
         for rule in self._user:
@@ -190,12 +191,13 @@ def _sub_folded(text: str) -> str:
     """
     folded = _fold(text)
     hits: list[tuple[int, str]] = []
-    commands = COMMAND_OPTIONS.search(folded) is not None
-    for found in (_EVERY_TRIGGER if commands else _COMMON_TRIGGERS).finditer(folded):
+    triggers = _EVERY_TRIGGER if COMMAND_OPTIONS.search(folded) else _COMMON_TRIGGERS
+    first = triggers.search(folded)  # most texts have none: no iterator then
+    if first is None:
+        return text
+    for found in triggers.finditer(folded, first.start()):
         trigger, before = _TRIGGER_TAGS[found.lastgroup or ""]
         hits.append((found.start() - before, trigger))
-    if not hits:
-        return text
     hits.sort()
     pieces: list[str] = []
     done = 0
