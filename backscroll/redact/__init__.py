@@ -33,7 +33,6 @@ from collections.abc import Mapping
 
 from backscroll.errors import ConfigError
 from backscroll.redact.anchored import Literal, compile_anchored
-from backscroll.redact.examples import example_snippets
 from backscroll.redact.rules import (
     COMMAND_OPTIONS,
     COMMAND_WORDS,
@@ -231,11 +230,15 @@ def plant_examples() -> dict[str, str]:
     :meth:`Redactor.redact` the secret in it is gone and the marker names the
     kind. :func:`planted_secrets` gives the bare secrets.
     """
+    from backscroll.redact.examples import example_snippets  # tests and benches only
+
     examples = example_snippets()
     return {kind: examples[kind][0] for kind in DEFAULT_RULE_NAMES}
 
 
 def planted_secrets() -> dict[str, str]:
     """Marker name → the secret inside the matching :func:`plant_examples` snippet."""
+    from backscroll.redact.examples import example_snippets
+
     examples = example_snippets()
     return {kind: examples[kind][1] for kind in DEFAULT_RULE_NAMES}
