@@ -4,8 +4,8 @@ Run from the repository root::
 
     python bench/bench_redact.py            # ~4 MB synthetic transcript corpus
     python bench/bench_redact.py --mb 1     # smaller, quicker
-    git show REV:backscroll/redact.py > /tmp/old_redact.py
-    python bench/bench_redact.py --compare /tmp/old_redact.py   # an older rule set too
+    git show REV:backscroll/redact.py > old_redact.py
+    python bench/bench_redact.py --compare old_redact.py   # an older rule set too
 
 Prints, side by side: how many of backscroll's secret kinds each arm catches
 (a planted fake secret per kind), how many findings each makes on clean text
