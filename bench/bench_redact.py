@@ -4,6 +4,8 @@ Run from the repository root::
 
     python bench/bench_redact.py            # ~4 MB synthetic transcript corpus
     python bench/bench_redact.py --mb 1     # smaller, quicker
+    git show REV:backscroll/redact.py > old_redact.py
+    python bench/bench_redact.py --compare old_redact.py   # an older rule set too
 
 Prints, side by side: how many of backscroll's secret kinds each arm catches
 (a planted fake secret per kind), how many findings each makes on clean text
@@ -15,6 +17,15 @@ Times are CPU time of this process (``time.process_time``), so other work on a
 shared machine skews them less than wall time; SQLite runs in-process, so the
 store's work is counted too.
 
+``--corpus DIR`` (a ``bench/corpus.py`` directory, as ``bench_index.py`` uses)
+adds an in-process A/B of the cold index of that corpus, redaction off and on
+alternating, which the load of a shared machine skews less than timing
+separate processes.
+
+``--compare FILE`` loads another redaction module (one that defines
+``Redactor``, e.g. an older revision's) and prints, beside the current rules,
+how many of today's kinds it catches and its throughput on the same texts.
+
 The library arm is skipped with a message when detect-secrets is not installed
 (``pip install detect-secrets``). It reports findings line by line; the glue
 that would turn them into a redaction (replace each reported value in its
@@ -24,8 +35,10 @@ line) is included in its timing, since backscroll would need it.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import random
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -286,12 +299,81 @@ def cold_index(turns: list[str], redaction: bool) -> tuple[float, int, int]:
         return time.process_time() - start, summary.turns_added, size
 
 
+def corpus_ab(home: Path, rounds: int) -> None:
+    """Cold ``backscroll index`` of a bench corpus in this process, off and on."""
+    import dataclasses
+    import os
+    import statistics
+
+    from backscroll import config as config_module
+    from backscroll import direct
+    from backscroll.config import RedactionConfig
+
+    os.environ["HOME"] = str(home)
+    for name in ("BACKSCROLL_CONFIG", "BACKSCROLL_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME"):
+        os.environ.pop(name, None)
+    base = config_module.load()
+    times: dict[bool, list[float]] = {False: [], True: []}
+    for _ in range(rounds):
+        for enabled in (False, True):
+            with tempfile.TemporaryDirectory() as tmp:
+                cfg = dataclasses.replace(
+                    base, data_dir=tmp, redaction=RedactionConfig(enabled=enabled)
+                )
+                start = time.process_time()
+                summary, _ = direct.index(cfg)
+                times[enabled].append(time.process_time() - start)
+    off, on = min(times[False]), min(times[True])
+    pairs = statistics.median(b / a for a, b in zip(times[False], times[True], strict=True))
+    print(f"\ncold index of {home} in-process, {summary.turns_added} turns, best of {rounds}")
+    print(f"  redaction off {off:6.2f} s   on {on:6.2f} s CPU   on/off {on / off:.2f}x", end="")
+    print(f"   (median of the {rounds} alternating pairs {pairs:.2f}x)")
+
+
+def load_redactor(path: Path) -> Callable[[str], str]:
+    """``Redactor().redact`` of the module in ``path``."""
+    spec = importlib.util.spec_from_file_location("compared_redact", path)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"{path}: not a Python module — give the path of a redact.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    redact: Callable[[str], str] = module.Redactor().redact
+    return redact
+
+
+def compare(path: Path, redactor: Redactor, sets: list[tuple[str, list[str]]]) -> None:
+    other = load_redactor(path)
+    secrets = planted_secrets()
+    kinds = len(secrets)
+    missed = [k for k, snippet in plant_examples().items() if secrets[k] in other(snippet)]
+    print(f"\ncompared with {path.name}: catches {kinds - len(missed)}/{kinds} of today's kinds")
+    print(f"  {'MB/s':36}{'compared':>10}{'current':>10}")
+    for label, turns in sets:
+        size = mb(turns)
+        # Alternate, so that a load change on the machine hits both alike.
+        rates = [
+            (
+                best_rate(lambda t=turns: [other(x) for x in t], size, 1),
+                best_rate(lambda t=turns: [redactor.redact(x) for x in t], size, 1),
+            )
+            for _ in range(5)
+        ]
+        old, new = max(r[0] for r in rates), max(r[1] for r in rates)
+        print(f"  {label:36}{old:10.1f}{new:10.1f}   (current: {old / new:.2f}x the time)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mb", type=float, default=4.0, help="corpus size in MB (default 4)")
     parser.add_argument(
         "--library-mb", type=float, default=0.25, help="slice the library arm scans (slow)"
     )
+    parser.add_argument(
+        "--compare", type=Path, metavar="FILE", help="another redact module to time beside"
+    )
+    parser.add_argument("--corpus", type=Path, metavar="DIR", help="a bench/corpus.py directory")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds of the --corpus A/B")
     args = parser.parse_args()
 
     redactor = Redactor()
@@ -341,6 +423,10 @@ def main() -> None:
         rate = best_rate(lambda turns=turns: [redactor.redact(t) for t in turns], mb(turns))
         print(f"  {label:36}{rate:8.1f} MB/s")
 
+    if args.compare is not None:
+        sets = [("clean transcript text", clean), ("with secrets", dirty), ("prose", prose)]
+        compare(args.compare, redactor, sets)
+
     # Off and on alternate, so a load change on the machine hits both alike.
     pairs = [(store_index(dirty, None), store_index(dirty, redactor.redact)) for _ in range(3)]
     plain, redacted = min(p[0] for p in pairs), min(p[1] for p in pairs)
@@ -354,6 +440,9 @@ def main() -> None:
     print("\ncold `backscroll index` (Claude Code JSONL, reader + store), best of 3")
     print(f"  {size / 1e6:.2f} MB of files, {added} turns")
     print(f"  redaction off {off:6.2f} s   on {on:6.2f} s CPU   overhead {on / off - 1:+.1%}")
+
+    if args.corpus is not None:
+        corpus_ab(args.corpus, args.rounds)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,140 @@
+"""Secrets known by where they stand: options on a command line, ``key: value``,
+letters-only passwords, bearer tokens, and secrets said in prose."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from backscroll.redact import Redactor
+from backscroll.redact.examples import fill
+
+REDACTOR = Redactor()
+_RNG = random.Random(13)
+#: A letters-only secret and one with digits and symbols, generated.
+L = fill("{l24}", _RNG)
+P = fill("{a10}", _RNG) + "!" + fill("{d3}", _RNG)
+W = "sunshine"  # a dictionary word used as a password
+
+# (kind, text, secret)
+REDACTED = [
+    # command-line options
+    ("command-line-secret", f"mytool --token {L} --verbose", L),
+    ("command-line-secret", f"mytool --token={W}", W),
+    ("command-line-secret", f"deploy --api-key {L}", L),
+    ("command-line-secret", f'login --password "{W} two"', f"{W} two"),
+    ("command-line-secret", f"app --client-secret '{P}'", P),
+    ("command-line-secret", f"svc --auth-token {L} && echo done", L),
+    ("command-line-secret", f"mysql -u root -p{W} app_db", W),
+    ("command-line-secret", f"mysqldump --single-transaction -uroot -p'{P}' shop", P),
+    ("command-line-secret", f"mariadb -h db -p{L}", L),
+    ("command-line-secret", f"redis-cli -h cache -a {W} ping", W),
+    ("command-line-secret", f"sshpass -p {W} ssh deploy@host", W),
+    ("command-line-secret", f"docker login -u me -p {L} registry.example.com", L),
+    ("command-line-secret", f"curl -u admin:{W} https://api.example.com/", W),
+    ("command-line-secret", f"curl --user 'admin:{P}' https://api.example.com/", P),
+    # key: value and key = value, letters only
+    ("secret-assignment", f"password={W}", W),
+    ("secret-assignment", f"password = {W}", W),
+    ("secret-assignment", f"  password: {W}\n  user: app", W),
+    ("secret-assignment", f"DB_PASS={W}", W),
+    ("secret-assignment", f"DB_PASSWORD: {W}", W),
+    ("secret-assignment", f"Server=db;User Id=app;Password={W};Pooling=true", W),
+    ("secret-assignment", f"jdbc:postgresql://db/app?user=app&password={W}&ssl=true", W),
+    ("secret-assignment", f"API_KEY: {L}", L),
+    ("secret-assignment", f"SECRET_TOKEN: {W}", W),
+    ("high-entropy-secret", f"SECRET_TOKEN: {L}", L),
+    ("secret-assignment", f'"password": "{W}"', W),
+    ("high-entropy-secret", f"api_key: {L}", L),
+    ("high-entropy-secret", f"x-api-key: {L}", L),
+    ("high-entropy-secret", f"session_token = {L}", L),
+    # authorization headers and bearer tokens without digits
+    ("authorization-header", f"Authorization: Bearer {L}", L),
+    ("bearer-token", f"-H 'X-Upstream: Bearer {L}'", L),
+    ("bearer-token", f"send it as Bearer {L}.", L),
+    # prose
+    ("secret-phrase", f"The password is {P} for now.", P),
+    ("secret-phrase", f"my password was `{W}`", W),
+    ("secret-phrase", f"The password for admin is {P}", P),
+    ("secret-phrase", f'set the password to "{W}" and restart', W),
+    ("secret-phrase", f"the API token is {L}", L),
+    ("secret-phrase", f"machine api.example.com login me@example.com password {W}", W),
+    ("secret-phrase", f"machine db\n  login app\n  password {P}\n", P),
+]
+
+
+@pytest.mark.parametrize(("kind", "text", "secret"), REDACTED)
+def test_secret_by_its_place_is_redacted(kind: str, text: str, secret: str) -> None:
+    out = REDACTOR.redact(text)
+    assert secret not in out, out
+    assert f"[REDACTED:{kind}]" in out, out
+    assert REDACTOR.redact(out) == out
+
+
+def test_command_line_keeps_the_option_and_the_rest() -> None:
+    out = REDACTOR.redact(f"mytool --token {L} --verbose")
+    assert out == "mytool --token [REDACTED:command-line-secret] --verbose"
+    out = REDACTOR.redact(f"mysql -u root -p{W} app_db")
+    assert out == "mysql -u root -p[REDACTED:command-line-secret] app_db"
+    out = REDACTOR.redact(f"curl -u admin:{W} https://api.example.com/")
+    assert out == "curl -u admin:[REDACTED:command-line-secret] https://api.example.com/"
+
+
+def test_letters_only_password_keeps_its_name() -> None:
+    assert REDACTOR.redact(f"password={W}") == "password=[REDACTED:secret-assignment]"
+
+
+KEPT = [
+    # options that are not secrets, or name a file or a variable
+    "mytool --token-file ~/.config/tool/token --verbose",
+    "docker login --password-stdin < pass.txt",
+    "sort --key 2 data.txt; gpg --key ABCD1234",
+    "mkdir -p build/out && ssh -p 2222 host && git commit -pm 'wip'",
+    "mytool --password $DB_PASSWORD --private-key ~/.ssh/id_ed25519",
+    "mytool --token <your-token> --secret ${SECRET}",
+    "The auth-token header is optional; the pass-through option too.",
+    "curl -u $USER:$PASS https://x and curl -u admin https://y",
+    "cc -pthread -o app main.c",
+    # code: variables, attributes, types
+    "login(user, password=password)\npassword = args.password\ntoken = self._token",
+    "def connect(password: str, token: str = None) -> None:",
+    "@dataclass\nclass Creds:\n    password: str\n    api_key: Optional[str]\n",
+    "password = getpass.getpass()\nsecret = os.environ['SECRET']",
+    "password: hashedPassword,\ntoken: userToken,\nsecret: SecretStr",
+    "password=new_password; pwd=os.getcwd()",
+    "PWD=/home/dev/project\nOLDPWD=/home/dev",
+    "cd $(pwd) && echo $PWD",
+    # prose
+    "The password: rotated weekly by the ops team.",
+    "The password is required. The token is valid for an hour.",
+    "The key to a fast index is batching; the secret is to avoid fsync.",
+    "the password is at least twelve characters long",
+    "The token is a JWT signed with the server key.",
+    "Bearer tokens are sent in the Authorization header.",
+    "Authorization: Bearer YOUR_ACCESS_TOKEN",
+    "Use Bearer authentication for the internal endpoints.",
+    "api_key: AutoTokenizerFactoryBuilder",
+    "Reset the password hunter first, then log in.",
+]
+
+
+@pytest.mark.parametrize("text", KEPT)
+def test_ordinary_text_and_code_around_secret_words_is_kept(text: str) -> None:
+    assert REDACTOR.redact(text) == text
+
+
+def test_environment_variable_secret_of_any_length_is_redacted() -> None:
+    assert REDACTOR.redact("DB_PASS=abc") == "DB_PASS=[REDACTED:secret-assignment]"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "userid = passwd = acct = ''",
+        "self.user, self.password = user, password",
+        "ERRORTOKEN = 59\nOP = token.OP\nERRORTOKEN = token.ERRORTOKEN",
+    ],
+)
+def test_code_assignments_between_variables_are_kept(text: str) -> None:
+    assert REDACTOR.redact(text) == text
