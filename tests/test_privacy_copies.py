@@ -60,12 +60,12 @@ def test_secrets_in_first_prompts_and_custom_titles_reach_no_byte_of_the_data_di
             ("user", first_line, "2026-03-01T10:00:00Z"),
             ("assistant", "noted", "2026-03-01T10:00:01Z"),
         ])  # fmt: skip
-        write_session(isolated_home, 100 + n, [
+        write_session(isolated_home, 1000 + n, [
             ("user", "name this session", "2026-03-01T10:00:00Z"),
             ("custom-title", first_line, "2026-03-01T10:00:02Z"),
         ])  # fmt: skip
     assert run_cli(tmp_path, "index").returncode == 0
-    keeper = run_cli(tmp_path, "sessions", "--json", "--limit", "100")
+    keeper = run_cli(tmp_path, "sessions", "--json", "--limit", "1000")
     titles = [s["title"] for s in json.loads(keeper.stdout)["sessions"]]
     assert sum("[REDACTED:" in (t or "") for t in titles) >= len(plant_examples())
     files = data_bytes(tmp_path / "data")
