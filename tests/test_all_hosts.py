@@ -114,7 +114,17 @@ LAYOUT = {
     "kilo-cli": [("opencode/opencode.db", ".local/share/kilo/kilo.db")],
     "cursor": [("cursor/state.vscdb", ".config/Cursor/User/globalStorage/state.vscdb")],
     "goose": [("goose/sessions.db", ".local/share/goose/sessions/sessions.db")],
-    "hermes": [("hermes/state.db", ".hermes/state.db")],
+    "hermes": [
+        ("hermes/state.db", ".hermes/state.db"),
+        (
+            "hermes/session_20260102_090000_c0ffee.json",
+            ".hermes/sessions/session_20260102_090000_c0ffee.json",
+        ),
+        (
+            "hermes/20260103_140000_5eed01ab.jsonl",
+            ".hermes/sessions/20260103_140000_5eed01ab.jsonl",
+        ),
+    ],
     "zed": [("zed/threads.db", ".local/share/zed/threads/threads.db")],
     "claude-desktop-cowork": [
         (
@@ -241,6 +251,7 @@ def test_index_finds_every_host_in_its_default_location(isolated_home: Path) -> 
     )
     hosts = json.loads(status.stdout)["hosts"]
     assert all(hosts[h]["files"] >= 1 and hosts[h]["sessions"] >= 1 for h in HOST_NAMES)
+    assert hosts["hermes"]["sessions"] == 3  # state.db, a session log, a gateway transcript
 
 
 def test_first_index_finds_aider_history_in_a_project_another_host_names(

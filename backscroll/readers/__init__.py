@@ -21,6 +21,7 @@ from backscroll.readers.gemini_cli import GeminiCliReader
 from backscroll.readers.goose import GooseJsonlReader, GooseReader
 from backscroll.readers.grok import GrokReader
 from backscroll.readers.hermes import HermesReader
+from backscroll.readers.hermes_logs import HermesLogReader
 from backscroll.readers.iflow_cli import IflowCliReader
 from backscroll.readers.kilo_code import KiloCodeReader
 from backscroll.readers.kimi_cli import KimiCliReader
@@ -59,6 +60,7 @@ READERS: tuple[Reader, ...] = (
     GooseJsonlReader(),
     CrushReader(),
     HermesReader(),
+    HermesLogReader(),
     ZedReader(),
     AiderReader(),
     CoworkReader(),

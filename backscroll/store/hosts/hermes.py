@@ -111,3 +111,12 @@ def session_messages(conn: sqlite3.Connection, session_id: str) -> list[MessageR
         (session_id,),
     )
     return [MessageRow(*row) for row in rows]
+
+
+def has_session(conn: sqlite3.Connection, session_id: str) -> bool:
+    """Whether ``sessions`` holds ``session_id`` (False without a ``sessions`` table).
+    For the session-log reader: the database copy of a session wins."""
+    if "id" not in table_columns(conn, "sessions"):
+        return False
+    row = conn.execute("SELECT 1 FROM sessions WHERE id = ? LIMIT 1", (session_id,)).fetchone()
+    return row is not None
