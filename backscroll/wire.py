@@ -66,12 +66,30 @@ def error(rid: Any, code: int, message: str) -> bytes:
     return json.dumps(body, separators=(",", ":")).encode() + b"\n"
 
 
+def _whole_text(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in value)
+        return value
+    if isinstance(value, dict):
+        return {_whole_text(k): _whole_text(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_whole_text(v) for v in value]
+    return value
+
+
 def parse_request(line: bytes) -> tuple[Any, str, Any]:
     """``(id, method, params)`` from one request line, or ProtocolError."""
     try:
         body = json.loads(line)
     except (ValueError, RecursionError) as exc:
         raise ProtocolError(PARSE_ERROR, f"not valid JSON: {exc}") from None
+    if b"\\u" in line:
+        # JSON may escape a lone surrogate ("\ud800"), which no UTF-8 text can hold:
+        # it becomes U+FFFD here, so no handler meets a string it cannot encode.
+        body = _whole_text(body)
     if not isinstance(body, dict):
         raise ProtocolError(INVALID_REQUEST, "a request must be a JSON object")
     if body.get("jsonrpc") != "2.0":

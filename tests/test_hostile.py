@@ -453,3 +453,12 @@ def test_the_schema_survives_every_hostile_corpus(corpus: Path) -> None:
     finally:
         conn.close()
     assert EVIL_SESSION in ids and session_uuid(100) in ids
+
+
+def test_a_lone_surrogate_escape_in_a_request_becomes_a_replacement_character() -> None:
+    from backscroll.wire import parse_request
+
+    line = b'{"jsonrpc": "2.0", "method": "sessions", "params": {"host": "a?\\ud800b"}}'
+    _rid, method, params = parse_request(line)
+    assert method == "sessions" and params == {"host": "a?\ufffdb"}
+    params["host"].encode("utf-8")  # every handler can encode what it is given
