@@ -59,8 +59,8 @@ from backscroll.readers.base import (
     parse_time,
     path_from_uri,
 )
-from backscroll.store.foreign import open_readonly
-from backscroll.store.hosts import cursor as cursor_sql
+from backscroll.readers.hostdb import cursor as cursor_sql
+from backscroll.readers.hostdb import open_readonly
 
 DB_NAME = "state.vscdb"
 CHATDATA_KEY = "workbench.panel.aichat.view.aichat.chatdata"
