@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from backscroll import __version__, render
 from backscroll.errors import BackscrollError
+from backscroll.wire import RESULT_SCHEMA
 
 TYPE_CHECKING = False  # typing is not imported at run time: this is the CLI's hot path
 if TYPE_CHECKING:
@@ -69,7 +70,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     if progress:
         progress.done()
     data = {
-        "schema": 1,
+        "schema": RESULT_SCHEMA,
         "files_seen": summary.files_seen,
         "files_changed": summary.files_changed,
         "turns_added": summary.turns_added,

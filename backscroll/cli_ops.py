@@ -12,6 +12,8 @@ import json
 import sys
 from pathlib import Path
 
+from backscroll.wire import RESULT_SCHEMA
+
 TYPE_CHECKING = False  # typing is not imported at run time: this is the CLI's hot path
 if TYPE_CHECKING:
     from typing import Any
@@ -130,7 +132,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
     findings = doctor.run(_config_path(args))
     if args.json:
-        _emit({"schema": 1, "ok": doctor.exit_code(findings) == 0,
+        _emit({"schema": RESULT_SCHEMA, "ok": doctor.exit_code(findings) == 0,
                "findings": [f.as_dict() for f in findings]})  # fmt: skip
     else:
         print(doctor.render(findings))

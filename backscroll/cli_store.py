@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from backscroll.errors import BackscrollError
+from backscroll.wire import RESULT_SCHEMA
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -84,7 +85,7 @@ def _forget_report(args: argparse.Namespace, report: Any) -> int:
     failed = bool(report.scrub_error or report.leftovers)
     scrubbed = report.scrubbed and not failed
     data = {
-        "schema": 1,
+        "schema": RESULT_SCHEMA,
         "dry_run": args.dry_run,
         "sessions": report.sessions,
         "turns": report.turns,
@@ -136,7 +137,7 @@ def cmd_exclusions(args: argparse.Namespace) -> int:
             finally:
                 conn.close()
         if args.json:
-            _emit({"schema": 1, "exclusions": [e.as_dict() for e in rows]})
+            _emit({"schema": RESULT_SCHEMA, "exclusions": [e.as_dict() for e in rows]})
         elif not rows:
             print("no exclusions (`backscroll forget ... --and-exclude` adds one)")
         for e in [] if args.json else rows:
@@ -156,7 +157,7 @@ def cmd_exclusions(args: argparse.Namespace) -> int:
     finally:
         writer.close()
     if args.json:
-        _emit({"schema": 1, "removed": [e.as_dict() for e in removed]})
+        _emit({"schema": RESULT_SCHEMA, "removed": [e.as_dict() for e in removed]})
         return 0
     for e in removed:
         print(f"removed the {e.kind} exclusion {e.value}" + (f" ({e.host})" if e.host else ""))

@@ -13,6 +13,7 @@ from backscroll.daemon.indexer import Indexer, Progress, Summary, build_hosts
 from backscroll.store import open_readonly, open_writer, schema
 from backscroll.store.queries import run_sync, totals
 from backscroll.store.writer import IndexWriter
+from backscroll.wire import RESULT_SCHEMA
 
 log = logging.getLogger("backscroll")
 
@@ -76,7 +77,7 @@ def query(config: Config, method: str, params: Any) -> Any:
     try:
         enabled = [spec.host for spec in build_hosts(config)]
         if method == "status":
-            return {"schema": 1, "daemon": False, **run_sync(conn, totals())}
+            return {"schema": RESULT_SCHEMA, "daemon": False, **run_sync(conn, totals())}
         q = methods.build(method, params, fts=schema.has_fts(conn), enabled_hosts=enabled)
         return run_sync(conn, q)
     except sqlite3.DatabaseError as exc:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from backscroll.config import Config
+from backscroll.wire import RESULT_SCHEMA
 
 
 def explain(cfg: Config, raw: str) -> dict[str, Any]:
@@ -22,7 +23,7 @@ def explain(cfg: Config, raw: str) -> dict[str, Any]:
     from backscroll.store.writer import IndexWriter
 
     path = Path(os.path.abspath(os.path.expanduser(raw)))
-    out: dict[str, Any] = {"schema": 1, "path": str(path), "exists": path.exists()}
+    out: dict[str, Any] = {"schema": RESULT_SCHEMA, "path": str(path), "exists": path.exists()}
     if path.is_file():
         out["size"] = path.stat().st_size
     specs = build_hosts(cfg)

@@ -113,7 +113,10 @@ LAYOUT = {
     "opencode": [("opencode/opencode.db", ".local/share/opencode/opencode.db")],
     "kilo-cli": [("opencode/opencode.db", ".local/share/kilo/kilo.db")],
     "cursor": [("cursor/state.vscdb", ".config/Cursor/User/globalStorage/state.vscdb")],
-    "goose": [("goose/sessions.db", ".local/share/goose/sessions/sessions.db")],
+    "goose": [
+        ("goose/sessions.db", ".local/share/goose/sessions/sessions.db"),
+        ("goose/legacy_session.jsonl", ".goose/sessions/legacy_session.jsonl"),
+    ],
     "hermes": [
         ("hermes/state.db", ".hermes/state.db"),
         (

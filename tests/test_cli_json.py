@@ -56,14 +56,41 @@ def _normalise(value: Any, home: Path) -> Any:
     return value
 
 
-def _check(name: str, data: dict[str, Any], home: Path) -> None:
+def _check(name: str, data: dict[str, Any], home: Path, golden: Path = GOLDEN) -> None:
+    """``data`` equals ``golden/<name>.json``. A missing golden file fails: it is
+    written only when ``BACKSCROLL_UPDATE_GOLDEN=1`` asks for it."""
     data = _normalise(data, home)
-    path = GOLDEN / f"{name}.json"
-    if os.environ.get("BACKSCROLL_UPDATE_GOLDEN") == "1" or not path.exists():
+    path = golden / f"{name}.json"
+    if os.environ.get("BACKSCROLL_UPDATE_GOLDEN") == "1":
         path.parent.mkdir(exist_ok=True)
         path.write_text(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True) + "\n")
+    if not path.exists():
+        pytest.fail(
+            f"golden file {path.name} is missing; run with BACKSCROLL_UPDATE_GOLDEN=1 "
+            "to write it, check it, and commit it"
+        )
     expected = json.loads(path.read_text())
     assert data == expected, f"{name} --json changed shape or content; see {path}"
+
+
+def test_a_missing_golden_file_fails_instead_of_being_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("BACKSCROLL_UPDATE_GOLDEN", raising=False)
+    golden = tmp_path / "golden"
+    with pytest.raises(pytest.fail.Exception, match="BACKSCROLL_UPDATE_GOLDEN=1"):
+        _check("nothing_yet", {"schema": 1}, tmp_path, golden)
+    assert not (golden / "nothing_yet.json").exists()
+    monkeypatch.setenv("BACKSCROLL_UPDATE_GOLDEN", "1")
+    _check("nothing_yet", {"schema": 1}, tmp_path, golden)
+    assert json.loads((golden / "nothing_yet.json").read_text()) == {"schema": 1}
+
+
+def test_every_golden_file_is_checked_by_a_test() -> None:
+    """A golden file no test names is dead weight that looks like coverage."""
+    source = Path(__file__).read_text(encoding="utf-8")
+    unused = [p.name for p in sorted(GOLDEN.glob("*.json")) if f'"{p.stem}"' not in source]
+    assert not unused, unused
 
 
 def test_index_json_is_pinned(home: Path) -> None:

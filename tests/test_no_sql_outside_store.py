@@ -1,17 +1,25 @@
-"""The store owns every SQL statement (STYLE.md, practice 4): no module of the
-package outside ``backscroll/store/`` holds SQL text or runs statements on a
-database connection. Readers of other applications' SQLite files ask
-``backscroll.store`` for their queries too."""
+"""SQL lives where its database is owned (STYLE.md, practice 4): statements on
+backscroll's own index in ``backscroll/store/``; statements on a host's own
+database in ``backscroll/readers/hostdb/``, on connections that are read-only;
+the team database's (PostgreSQL) in ``backscroll/team/ddl.py`` and ``sql.py``.
+No other module holds SQL text or runs statements on a connection."""
 
 from __future__ import annotations
 
 import ast
 import re
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
+from backscroll.readers.hostdb import open_readonly
+
 PACKAGE = Path(__file__).resolve().parents[1] / "backscroll"
 STORE = PACKAGE / "store"
+#: Reads of hosts' own databases: every connection from ``open_readonly``.
+HOSTDB = PACKAGE / "readers" / "hostdb"
 
 #: The team database's statements (PostgreSQL, not backscroll's own SQLite
 #: index): its schema and every statement the publisher and ``search --team``
@@ -47,7 +55,7 @@ EXECUTE = {"execute", "executemany", "executescript", "execute_fetchall", "execu
 
 def _python_files() -> Iterator[Path]:
     for path in sorted(PACKAGE.rglob("*.py")):
-        if STORE not in path.parents and path not in POSTGRES_SQL:
+        if STORE not in path.parents and HOSTDB not in path.parents and path not in POSTGRES_SQL:
             yield path
 
 
@@ -106,9 +114,50 @@ def sql_in(paths: Iterator[Path], root: Path) -> list[str]:
     return sorted(found, key=lambda f: (f.split(":")[0], int(f.split(":")[1])))
 
 
-def test_no_sql_statement_or_execute_call_lives_outside_the_store() -> None:
+def test_no_sql_statement_or_execute_call_lives_outside_the_store_and_hostdb() -> None:
     found = sql_in(_python_files(), PACKAGE.parent)
-    assert not found, "SQL outside backscroll/store/; move it into the store:\n" + "\n".join(found)
+    assert not found, (
+        "SQL outside backscroll/store/ (own index) and backscroll/readers/hostdb/ (host "
+        "databases); move it there:\n" + "\n".join(found)
+    )
+
+
+def test_the_store_holds_no_host_database_sql() -> None:
+    """``store/`` is backscroll's own index alone: it never opens a host's database."""
+    for path in sorted(STORE.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        assert "readers.hostdb" not in text and "readers import hostdb" not in text, path
+    assert not (STORE / "hosts").exists() and not (STORE / "foreign.py").exists()
+
+
+def _connects(path: Path) -> list[str]:
+    """``file:line`` of every ``sqlite3.connect``/``aiosqlite.connect`` call in ``path``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    return [
+        f"{path.name}:{node.lineno}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "connect"
+    ]
+
+
+def test_hostdb_opens_host_databases_only_through_the_read_only_opener() -> None:
+    found = {p.name: _connects(p) for p in sorted(HOSTDB.glob("*.py")) if _connects(p)}
+    assert list(found) == ["__init__.py"] and len(found["__init__.py"]) == 1, found
+    opener = (HOSTDB / "__init__.py").read_text(encoding="utf-8")
+    assert "?mode=ro" in opener and "query_only = ON" in opener
+
+
+def test_a_host_database_opened_by_the_opener_refuses_writes(tmp_path: Path) -> None:
+    db = tmp_path / "host.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE t (x)")
+    conn.close()
+    before = db.read_bytes()
+    with open_readonly(db) as ro, pytest.raises(sqlite3.OperationalError, match="readonly"):
+        ro.execute("INSERT INTO t VALUES (1)")
+    assert db.read_bytes() == before
 
 
 def test_the_postgres_sql_modules_do_not_touch_the_sqlite_index() -> None:

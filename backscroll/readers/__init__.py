@@ -1,4 +1,33 @@
-"""Readers, one module per agent host, registered in :data:`READERS`."""
+"""Readers, one module per agent host, registered in :data:`READERS`.
+
+Readers own their inputs: a host's files are parsed in its module here, and the
+SQL that reads a host's own database lives in ``readers/hostdb/`` (one module
+per host's queries, every connection from its read-only opener).
+
+Adding a host, in one place: every step below is caught by the test named.
+
+1. ``backscroll/readers/<module>.py``: a :class:`BaseReader` subclass with
+   ``host``, ``name``, ``version``, ``kind``, ``roots`` and ``read``; SQL on the
+   host's database in ``readers/hostdb/<module>.py`` through ``open_readonly``
+   (tests/test_no_sql_outside_store.py).
+2. An instance in :data:`READERS` below (tests/test_add_a_host.py).
+3. Its name in ``backscroll/hosts.py`` ``HOST_NAMES``
+   (tests/test_hosts_registry.py).
+4. Real samples in ``tests/fixtures/<host>/`` with a ``SOURCES.md`` saying where
+   each came from (tests/test_add_a_host.py).
+5. ``tests/readers/test_<module>.py`` pinning what it reads and skips
+   (tests/test_add_a_host.py).
+6. A ``LAYOUT`` entry in tests/test_all_hosts.py placing the samples at the
+   default location: the contract every reader keeps runs on it
+   (tests/readers/test_contract.py, tests/test_all_hosts.py).
+7. Every environment variable it reads isolated in ``tests/conftest.py``
+   (``isolated_home``) and ``tests/daemon/harness.py`` (``_SCRUB``)
+   (tests/readers/test_env_isolation.py).
+8. A row in the README's "Supported hosts" table (tests/test_add_a_host.py).
+9. Its name in ``config.example.yaml``'s list of hosts (tests/test_add_a_host.py).
+10. A ``database`` host's roots reach the systemd unit: regenerate
+    ``systemd/backscroll.service`` (tests/test_service.py says how).
+"""
 
 from __future__ import annotations
 

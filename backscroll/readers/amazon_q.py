@@ -52,8 +52,8 @@ from backscroll.readers.base import (
     parse_time,
     resume_in,
 )
-from backscroll.store.foreign import open_readonly, snapshot
-from backscroll.store.hosts import amazon_q as q
+from backscroll.readers.hostdb import amazon_q as q
+from backscroll.readers.hostdb import open_readonly, snapshot
 
 DB_NAME = "data.sqlite3"
 STATE_VERSION = 1

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from backscroll.model import Cursor, Kind, Problem, ReaderOptions, ReadResult, Role, Session, Turn
-from backscroll.readers import dbstate
 from backscroll.readers.base import (
     BaseReader,
     HostEnv,
@@ -31,8 +30,8 @@ from backscroll.readers.base import (
     read_side_file,
     resume_in,
 )
-from backscroll.store.foreign import open_readonly, snapshot
-from backscroll.store.hosts import crush as q
+from backscroll.readers.hostdb import crush as q
+from backscroll.readers.hostdb import open_readonly, snapshot, tracking
 
 DB_NAME = "crush.db"
 REGISTRY = "projects.json"
@@ -79,16 +78,14 @@ class CrushReader(BaseReader):
                 yield db
 
     def read(self, path: Path, prev: Cursor | None, opts: ReaderOptions) -> ReadResult:
-        state = dbstate.saved_state(prev, STATE_VERSION)
+        state = tracking.saved_state(prev, STATE_VERSION)
         with open_readonly(path) as conn:
             with snapshot(conn):
                 schema = q.schema_problem(conn)
                 if schema:
                     return ReadResult(unsupported=f"unknown schema ({schema}) in {path}")
-                delta = dbstate.changes(
-                    conn, state, q.marks, q.Marks, q.session_ids, q.changed_session_ids
-                )
-            fetched = dbstate.fetch_changed(conn, delta, BATCH, q.sessions, _with_messages)
+                delta = tracking.changes(conn, state, q)
+            fetched = tracking.fetch_changed(conn, delta, BATCH, q.sessions, _with_messages)
         project = self.project_of(path)
         problems: list[Problem] = []
         turns: list[Turn] = []

@@ -60,8 +60,8 @@ from backscroll.readers.base import (
     path_from_uri,
     read_side_file,
 )
-from backscroll.store.foreign import open_readonly
-from backscroll.store.hosts import cursor as cursor_sql
+from backscroll.readers.hostdb import cursor as cursor_sql
+from backscroll.readers.hostdb import open_readonly
 
 DB_NAME = "state.vscdb"
 CHATDATA_KEY = "workbench.panel.aichat.view.aichat.chatdata"

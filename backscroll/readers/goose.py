@@ -55,8 +55,8 @@ from backscroll.readers.base import (
     read_bounded,
     resume_in,
 )
-from backscroll.store.foreign import open_readonly
-from backscroll.store.hosts import goose as goose_sql
+from backscroll.readers.hostdb import goose as goose_sql
+from backscroll.readers.hostdb import open_readonly
 
 DB_NAME = "sessions.db"
 #: Session types that are not conversations a person had.

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from backscroll.model import Cursor, Kind, Problem, ReaderOptions, ReadResult, Session, Turn
-from backscroll.readers import dbstate
 from backscroll.readers.base import (
     BaseReader,
     HostEnv,
@@ -28,8 +27,8 @@ from backscroll.readers.base import (
     is_external_tool,
     parse_time,
 )
-from backscroll.store.foreign import open_readonly, snapshot
-from backscroll.store.hosts import hermes as q
+from backscroll.readers.hostdb import hermes as q
+from backscroll.readers.hostdb import open_readonly, snapshot, tracking
 
 DB_NAME = "state.db"
 #: Openings of the background-review prompts Hermes persisted into real sessions
@@ -67,16 +66,14 @@ class HermesReader(BaseReader):
             yield db
 
     def read(self, path: Path, prev: Cursor | None, opts: ReaderOptions) -> ReadResult:
-        state = dbstate.saved_state(prev, STATE_VERSION)
+        state = tracking.saved_state(prev, STATE_VERSION)
         with open_readonly(path) as conn:
             with snapshot(conn):
                 schema = q.schema_problem(conn)
                 if schema:
                     return ReadResult(unsupported=f"unknown schema ({schema}) in {path}")
-                delta = dbstate.changes(
-                    conn, state, q.marks, q.Marks, q.session_ids, q.changed_session_ids
-                )
-            fetched = dbstate.fetch_changed(conn, delta, BATCH, q.sessions, _with_messages)
+                delta = tracking.changes(conn, state, q)
+            fetched = tracking.fetch_changed(conn, delta, BATCH, q.sessions, _with_messages)
         problems: list[Problem] = []
         turns: list[Turn] = []
         sessions: list[Session] = []

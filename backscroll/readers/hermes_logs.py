@@ -64,8 +64,8 @@ from backscroll.readers.base import (
     read_json_document,
 )
 from backscroll.readers.hermes import DB_NAME, HARNESS_PREFIXES, WORKDIR_KEYS
-from backscroll.store.foreign import open_readonly
-from backscroll.store.hosts import hermes as q
+from backscroll.readers.hostdb import hermes as q
+from backscroll.readers.hostdb import open_readonly
 
 _ID = r"\d{8}_\d{6}_[0-9A-Za-z]{4,32}"
 _SESSION_LOG = re.compile(rf"session_({_ID})\.json")

@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from backscroll.model import Cursor, Kind, Problem, ReaderOptions, ReadResult, Session, Turn
-from backscroll.readers import dbstate
 from backscroll.readers.base import (
     MAX_DOCUMENT_BYTES,
     BaseReader,
@@ -41,8 +40,8 @@ from backscroll.readers.base import (
     read_json_document,
     resume_in,
 )
-from backscroll.store.foreign import open_readonly, snapshot
-from backscroll.store.hosts import opencode as q
+from backscroll.readers.hostdb import open_readonly, snapshot, tracking
+from backscroll.readers.hostdb import opencode as q
 
 #: Sessions read per read transaction, so the host is never held up for long.
 BATCH = 64
@@ -152,20 +151,18 @@ class OpenCodeReader(BaseReader):
         return self._read_db(path, prev, opts)
 
     def _read_db(self, path: Path, prev: Cursor | None, opts: ReaderOptions) -> ReadResult:
-        state = dbstate.saved_state(prev, STATE_VERSION)
+        state = tracking.saved_state(prev, STATE_VERSION)
         problems: list[Problem] = []
         with open_readonly(path) as conn:
             with snapshot(conn):
                 schema = q.schema_problem(conn)
                 if schema:
                     return ReadResult(unsupported=f"unknown schema ({schema}) in {path}")
-                delta = dbstate.changes(
-                    conn, state, q.marks, q.Marks, q.session_ids, q.changed_session_ids
-                )
+                delta = tracking.changes(conn, state, q)
                 v2 = q.v2_session_count(conn) if state is None else 0
                 if v2:
                     problems.append(Problem(f"{v2} OpenCode 2.x sessions not indexed"))
-            fetched = dbstate.fetch_changed(conn, delta, BATCH, q.sessions, _with_messages)
+            fetched = tracking.fetch_changed(conn, delta, BATCH, q.sessions, _with_messages)
         turns: list[Turn] = []
         sessions: list[Session] = []
         for row, msg_rows, part_rows in fetched:

@@ -72,8 +72,8 @@ from backscroll.readers.base import (
     tail_jsonl,
     walk_files,
 )
-from backscroll.store.foreign import open_readonly
-from backscroll.store.hosts import vscode_chat as vscode_sql
+from backscroll.readers.hostdb import open_readonly
+from backscroll.readers.hostdb import vscode_chat as vscode_sql
 
 PRODUCTS = ("Code", "Code - Insiders", "VSCodium", "Positron")
 REMOTE_SERVERS = (".vscode-server", ".vscode-server-insiders")

@@ -52,8 +52,8 @@ from backscroll.readers.base import (
     is_external_tool,
     parse_time,
 )
-from backscroll.store.foreign import open_readonly
-from backscroll.store.hosts import zed as zed_sql
+from backscroll.readers.hostdb import open_readonly
+from backscroll.readers.hostdb import zed as zed_sql
 
 DB_NAME = "threads.db"
 CURRENT_VERSION = "0.3.0"

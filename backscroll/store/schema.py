@@ -16,8 +16,6 @@ from pathlib import Path
 
 from backscroll.errors import DatabaseError
 
-#: Newest schema this code knows. A database newer than this is refused.
-SCHEMA_VERSION = 6
 BUSY_TIMEOUT_MS = 5000
 _FTS5: bool | None = None
 
@@ -168,6 +166,10 @@ MIGRATIONS: tuple[tuple[int, Migration], ...] = (
     (5, _m5_unreadable),
     (6, _m6_team_outbox),
 )
+#: Newest schema this code knows: the last migration's number, never written
+#: by hand (a merge that renumbers migrations moves it too). A database newer
+#: than this is refused.
+SCHEMA_VERSION = MIGRATIONS[-1][0]
 
 _TRANSIENT = ("database is locked", "disk i/o error", "database schema is locked", "busy")
 

@@ -14,7 +14,7 @@ import sqlite3
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -83,14 +83,6 @@ class ApplyReport:
     outcome: Outcome
     turns_written: int = 0
     turns_deleted: int = 0
-
-
-@dataclass(slots=True)
-class Totals:
-    files: int = 0
-    sessions: int = 0
-    turns: int = 0
-    by_host: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
 _FILE_COLS = (
@@ -437,23 +429,6 @@ class IndexWriter:
 
     # ------------------------------------------------------------------ upkeep
 
-    def totals(self) -> Totals:
-        t = Totals()
-        for host, files in self.conn.execute("SELECT host, count(*) FROM files GROUP BY host"):
-            t.by_host.setdefault(host, {"files": 0, "sessions": 0, "turns": 0})["files"] = files
-        for host, n in self.conn.execute("SELECT host, count(*) FROM sessions GROUP BY host"):
-            t.by_host.setdefault(host, {"files": 0, "sessions": 0, "turns": 0})["sessions"] = n
-        for host, n in self.conn.execute(
-            "SELECT s.host, count(*) FROM turns t JOIN sessions s ON s.id = t.session"
-            " GROUP BY s.host"
-        ):
-            t.by_host.setdefault(host, {"files": 0, "sessions": 0, "turns": 0})["turns"] = n
-        for counts in t.by_host.values():
-            t.files += counts["files"]
-            t.sessions += counts["sessions"]
-            t.turns += counts["turns"]
-        return t
-
     def optimize(self) -> None:
         """FTS5 segment merge and ``PRAGMA optimize`` (scheduled when idle)."""
         self._refuse_if_corrupt()
@@ -502,7 +477,3 @@ def _combine(a: Session, b: Session) -> Session:
         resume_command=b.resume_command or a.resume_command,
         parent_session_id=b.parent_session_id or a.parent_session_id,
     )
-
-
-def is_locked_error(exc: BaseException) -> bool:
-    return isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc).lower()

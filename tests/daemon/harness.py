@@ -59,6 +59,20 @@ _SCRUB = (
     "NOTIFY_SOCKET",
     "WATCHDOG_USEC",
     "WATCHDOG_PID",
+    # Every variable a reader reads (tests/readers/test_env_isolation.py):
+    "APPDATA",
+    "LOCALAPPDATA",
+    "CLINE_DATA_DIR",
+    "CLINE_DIR",
+    "CRUSH_GLOBAL_DATA",
+    "CURSOR_CONFIG_DIR",
+    "FLATPAK_XDG_DATA_HOME",
+    "GOOSE_PATH_ROOT",
+    "KILO_DB",
+    "OPENCODE_DB",
+    "OMP_CODING_AGENT_DIR",
+    "QWEN_RUNTIME_DIR",
+    "XDG_STATE_HOME",
 )
 
 

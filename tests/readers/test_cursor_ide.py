@@ -23,8 +23,8 @@ from backscroll.errors import SourceBusy
 from backscroll.model import ReaderOptions
 from backscroll.readers.base import HostEnv
 from backscroll.readers.cursor_ide import CursorReader
-from backscroll.store.foreign import open_readonly
-from backscroll.store.hosts import cursor as cursor_sql
+from backscroll.readers.hostdb import cursor as cursor_sql
+from backscroll.readers.hostdb import open_readonly
 from tests.readers.util import MemoryIndex, copy_fixture, fixture, read_fresh
 
 READER = CursorReader()

@@ -28,8 +28,8 @@ from backscroll.errors import SourceBusy
 from backscroll.model import ReaderOptions
 from backscroll.readers.base import HostEnv
 from backscroll.readers.goose import GooseJsonlReader, GooseReader
-from backscroll.store.foreign import open_readonly
-from backscroll.store.hosts import goose as goose_sql
+from backscroll.readers.hostdb import goose as goose_sql
+from backscroll.readers.hostdb import open_readonly
 from tests.readers.util import MemoryIndex, copy_fixture, fixture, read_fresh
 
 READER = GooseReader()

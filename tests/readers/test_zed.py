@@ -22,9 +22,9 @@ import zstandard
 from backscroll.errors import SourceBusy
 from backscroll.model import ReaderOptions
 from backscroll.readers.base import HostEnv
+from backscroll.readers.hostdb import open_readonly
+from backscroll.readers.hostdb import zed as zed_sql
 from backscroll.readers.zed import ZedReader
-from backscroll.store.foreign import open_readonly
-from backscroll.store.hosts import zed as zed_sql
 from tests.readers.util import MemoryIndex, copy_fixture, read_fresh
 
 READER = ZedReader()

@@ -12,7 +12,7 @@ import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from backscroll.store.foreign import table_columns
+from backscroll.readers.hostdb import table_columns
 
 #: Columns the reader cannot do without (zed-industries/zed crates/agent/src/db.rs).
 REQUIRED_COLUMNS = frozenset({"id", "summary", "updated_at", "data_type", "data"})

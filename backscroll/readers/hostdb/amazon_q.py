@@ -12,7 +12,7 @@ from __future__ import annotations
 import sqlite3
 from typing import NamedTuple
 
-from backscroll.store.foreign import table_columns, table_names
+from backscroll.readers.hostdb import table_columns, table_names
 
 
 class ConversationRow(NamedTuple):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from backscroll.store.foreign import table_names
+from backscroll.readers.hostdb import table_names
 
 INDEX_KEY = "chat.ChatSessionStore.index"
 

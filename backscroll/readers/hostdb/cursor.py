@@ -14,7 +14,7 @@ import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from backscroll.store.foreign import table_names
+from backscroll.readers.hostdb import table_names
 
 COMPOSER_PREFIX = "composerData:"
 BUBBLE_PREFIX = "bubbleId:"

@@ -15,7 +15,7 @@ import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from backscroll.store.foreign import table_columns, table_names
+from backscroll.readers.hostdb import table_columns, table_names
 
 REQUIRED_SESSION_COLUMNS = frozenset({"id", "working_dir"})
 REQUIRED_MESSAGE_COLUMNS = frozenset(

@@ -11,8 +11,8 @@ import sqlite3
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from backscroll.store import foreign
-from backscroll.store.foreign import table_names
+from backscroll.readers import hostdb
+from backscroll.readers.hostdb import table_names
 
 _NEEDED = {
     "session": {"id", "parent_id", "directory", "title", "time_created", "time_updated"},
@@ -54,7 +54,7 @@ class PartRow(NamedTuple):
 
 def schema_problem(conn: sqlite3.Connection) -> str | None:
     """Why this database is not the 1.x schema we read, or None when it is."""
-    problem = foreign.schema_problem(conn, _NEEDED)
+    problem = hostdb.schema_problem(conn, _NEEDED)
     if problem and problem.startswith("no ") and "session_v2" in table_names(conn):
         return f"{problem} (OpenCode 2.x session_v2 layout)"
     return problem

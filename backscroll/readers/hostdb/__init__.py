@@ -1,27 +1,39 @@
-"""Read-only access to other applications' live SQLite databases.
+"""Read-only access to hosts' own SQLite databases: the one opener, and the
+SQL that reads them.
+
+Readers own their inputs. Every statement run on a host's database (OpenCode,
+Kilo CLI, Crush, Hermes, Goose, Zed, Cursor, VS Code's ``state.vscdb``, Amazon
+Q) lives in this package, one module per host's queries; ``backscroll/store/``
+is backscroll's own index alone (tests/test_no_sql_outside_store.py).
 
 backscroll never writes a host's database, never holds a read transaction longer
-than one batch and never makes the host wait: a short busy timeout, and
+than one batch and never makes the host wait: every connection comes from
+:func:`open_readonly` (``mode=ro``, ``query_only``, a short busy timeout), and
 :class:`~backscroll.errors.SourceBusy` when it is locked, so the indexer tries
 again on the next change instead of blocking.
+
+Hosts that keep sessions in a table with change marks (OpenCode, Crush, Hermes)
+expose their queries as a module satisfying :class:`SessionQueries`, the one
+protocol :mod:`backscroll.readers.hostdb.tracking` reads through.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Protocol, TypeVar
 from urllib.parse import quote
 
 from backscroll.errors import SourceBusy
 
 #: How long backscroll waits on a host's lock before giving up for now.
-FOREIGN_BUSY_MS = 50
+HOST_BUSY_MS = 50
 
 
 @contextmanager
-def open_readonly(path: Path, busy_ms: int = FOREIGN_BUSY_MS) -> Iterator[sqlite3.Connection]:
+def open_readonly(path: Path, busy_ms: int = HOST_BUSY_MS) -> Iterator[sqlite3.Connection]:
     """A read-only connection (``mode=ro``) to a host database, closed on exit.
 
     "database is locked"/"busy" errors inside the block become SourceBusy.
@@ -88,3 +100,35 @@ def schema_problem(conn: sqlite3.Connection, needed: Mapping[str, set[str]]) -> 
         if missing:
             return f"table {table} lacks {', '.join(sorted(missing))}"
     return None
+
+
+M = TypeVar("M")
+
+
+class SessionRow(Protocol):
+    """A host's session row: what :func:`tracking.fetch_changed` keys on."""
+
+    @property
+    def id(self) -> str: ...
+
+
+class SessionQueries(Protocol[M]):
+    """A host's queries over a sessions table with change marks ``M`` (a module:
+    ``backscroll/readers/hostdb/opencode.py``, ``crush.py``, ``hermes.py``).
+
+    ``Marks`` rebuilds the marks a read saved; ``changed_session_ids`` names the
+    sessions changed since them; ``sessions`` fetches rows by id.
+    """
+
+    @property
+    def Marks(self) -> Callable[..., M]: ...
+
+    def schema_problem(self, conn: sqlite3.Connection) -> str | None: ...
+
+    def marks(self, conn: sqlite3.Connection) -> M: ...
+
+    def session_ids(self, conn: sqlite3.Connection) -> set[str]: ...
+
+    def changed_session_ids(self, conn: sqlite3.Connection, since: M) -> set[str]: ...
+
+    def sessions(self, conn: sqlite3.Connection, ids: Iterable[str]) -> Sequence[SessionRow]: ...

@@ -10,8 +10,8 @@ import sqlite3
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from backscroll.store import foreign
-from backscroll.store.foreign import table_columns
+from backscroll.readers import hostdb
+from backscroll.readers.hostdb import table_columns
 
 _NEEDED = {
     "sessions": {"id", "parent_session_id", "title", "created_at", "updated_at"},
@@ -43,7 +43,7 @@ class MessageRow(NamedTuple):
 
 
 def schema_problem(conn: sqlite3.Connection) -> str | None:
-    return foreign.schema_problem(conn, _NEEDED)
+    return hostdb.schema_problem(conn, _NEEDED)
 
 
 def marks(conn: sqlite3.Connection) -> Marks:

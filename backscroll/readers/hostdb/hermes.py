@@ -12,8 +12,8 @@ import sqlite3
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from backscroll.store import foreign
-from backscroll.store.foreign import table_columns
+from backscroll.readers import hostdb
+from backscroll.readers.hostdb import table_columns
 
 _NEEDED = {
     "sessions": {"id", "parent_session_id", "started_at"},
@@ -46,7 +46,7 @@ class MessageRow(NamedTuple):
 
 
 def schema_problem(conn: sqlite3.Connection) -> str | None:
-    return foreign.schema_problem(conn, _NEEDED)
+    return hostdb.schema_problem(conn, _NEEDED)
 
 
 def _column(conn: sqlite3.Connection, table: str, column: str) -> str:

@@ -2,9 +2,10 @@
 
 OpenCode, Crush and Hermes keep sessions in one SQLite database each. Their
 readers save the database's change marks (newest update time, top message row)
-and the session ids seen; the next read asks the host's queries which sessions
+and the session ids seen; the next read asks the host's queries (a module
+satisfying :class:`~backscroll.readers.hostdb.SessionQueries`) which sessions
 changed since those marks, re-reads only them, in short batches, and reports the
-sessions that are gone. The SQL itself stays in ``backscroll/store/hosts/``.
+sessions that are gone. The SQL itself stays in the host's module beside this one.
 """
 
 from __future__ import annotations
@@ -12,18 +13,12 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 from backscroll.model import Cursor, Problem, ReadResult, Session, Turn
-from backscroll.store.foreign import snapshot
+from backscroll.readers.hostdb import SessionQueries, SessionRow, snapshot
 
-
-class _SessionRow(Protocol):
-    @property
-    def id(self) -> str: ...
-
-
-R = TypeVar("R", bound=_SessionRow)
+R = TypeVar("R", bound=SessionRow)
 T = TypeVar("T")
 M = TypeVar("M", bound=Sequence[object])
 
@@ -74,19 +69,16 @@ class Changes:
 def changes(
     conn: sqlite3.Connection,
     state: Mapping[str, Any] | None,
-    marks: Callable[[sqlite3.Connection], M],
-    saved_marks: Callable[..., M],
-    session_ids: Callable[[sqlite3.Connection], set[str]],
-    changed_since: Callable[[sqlite3.Connection, M], set[str]],
+    queries: SessionQueries[M],
 ) -> Changes:
-    """The host's ``marks`` and sessions now, and which changed since the marks
-    ``state`` saved (rebuilt by ``saved_marks``; every session on a fresh read).
-    Call inside a :func:`snapshot`."""
-    now = marks(conn)
-    ids = session_ids(conn)
+    """The host's marks and sessions now, and which changed since the marks
+    ``state`` saved (every session on a fresh read). Call inside a
+    :func:`snapshot`."""
+    now = queries.marks(conn)
+    ids = queries.session_ids(conn)
     if state is None:
         return Changes(now, ids, set(ids), set())
-    changed = changed_since(conn, saved_marks(*state["marks"])) & ids
+    changed = queries.changed_session_ids(conn, queries.Marks(*state["marks"])) & ids
     return Changes(now, ids, changed, set(state["sessions"]) - ids)
 
 
