@@ -109,6 +109,15 @@ class Watcher:
             while not ancestor.is_dir() and ancestor != ancestor.parent:
                 ancestor = ancestor.parent
             self._watch(root, ancestor, recursive=False, waiting=True)
+            # A directory made on the way to the root between the look above and the
+            # new watch sends no event to it (mkdir -p): look again once watching.
+            nearer = target if target.is_dir() else None
+            probe = target.parent
+            while nearer is None and probe != ancestor and probe != probe.parent:
+                nearer = probe if probe.is_dir() else None
+                probe = probe.parent
+            if nearer is not None and root.watching == ancestor:
+                self._arm(root)
             return
         self._watch(root, target, recursive=recursive, waiting=False)
 
