@@ -1,0 +1,149 @@
+"""Reading files in worker processes while the one writer inserts.
+
+A cold index spends most of its time parsing JSON and picking prose, work that
+needs no database. :class:`ParallelReads` runs ``reader.read`` and the
+pre-store cleaning (redaction, excluded projects, lone surrogates) of each file
+in a pool of processes and hands the results back **in submission order**, so
+the writer sees exactly the sequence the in-process path would and each file's
+turns stay whole (one result per file, written in one transaction with its
+position). A window bounds how many results wait in memory.
+
+Workers fork from a single-threaded process (``backscroll index``); a process
+with threads (the daemon) starts them from a fork server instead, since forking
+a threaded process can inherit a lock another thread held. Workers log nothing
+of their own: every problem travels back with the result and is logged by the
+writer's process.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import pickle
+import threading
+from collections import deque
+from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from backscroll.config import Config
+from backscroll.daemon.clean import Redactor, clean
+from backscroll.model import Cursor, ReadResult
+
+if TYPE_CHECKING:
+    from backscroll.daemon.indexer import HostSpec
+
+#: Files submitted ahead of the one the writer waits for.
+WINDOW = 32
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """A worker's read of one file: the cleaned result, or what it raised."""
+
+    result: ReadResult | None = None
+    error: BaseException | None = None
+
+    def get(self) -> ReadResult:
+        if self.error is not None:
+            raise self.error
+        assert self.result is not None
+        return self.result
+
+
+def default_workers() -> int:
+    """``BACKSCROLL_INDEX_WORKERS`` if set (0 or 1: read in-process), else one
+    worker per CPU this process may use, at most 4."""
+    env = os.environ.get("BACKSCROLL_INDEX_WORKERS", "").strip()
+    if env.isdigit():
+        return int(env)
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS
+        cpus = os.cpu_count() or 1
+    return min(cpus, 4)
+
+
+# --------------------------------------------------------------------------- worker side
+
+_redactor: Redactor | None = None
+_excluded: tuple[str, ...] = ()
+
+
+def _init(config: Config, redact: bool) -> None:
+    global _redactor, _excluded
+    _excluded = tuple(config.exclude.projects)
+    if redact:
+        from backscroll.redact import Redactor as SecretRedactor
+
+        _redactor = SecretRedactor(config.redaction.patterns)
+
+
+def _sendable(exc: BaseException) -> BaseException:
+    try:
+        pickle.loads(pickle.dumps(exc))
+    except Exception:
+        return RuntimeError(f"{type(exc).__name__}: {exc}")
+    return exc
+
+
+def read_file(spec: HostSpec, path: Path, prev: Cursor | None) -> Outcome:
+    """Runs in a worker: one file read from ``prev`` and cleaned for the store."""
+    try:
+        result = spec.reader.read(path, prev, spec.options)
+    except Exception as exc:
+        return Outcome(error=_sendable(exc))
+    return Outcome(result=clean(result, _redactor, _excluded))
+
+
+# --------------------------------------------------------------------------- writer side
+
+
+def _context() -> Any:
+    methods = multiprocessing.get_all_start_methods()
+    if "fork" in methods and threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
+    if "forkserver" in methods:
+        return multiprocessing.get_context("forkserver")
+    return multiprocessing.get_context("spawn")
+
+
+Task = tuple["HostSpec", Path, "Cursor | None"]
+
+
+class ParallelReads:
+    """A pool of reader processes; use as a context manager."""
+
+    def __init__(self, workers: int, config: Config, redact: bool) -> None:
+        self.pool = ProcessPoolExecutor(
+            max_workers=workers,
+            mp_context=_context(),
+            initializer=_init,
+            initargs=(config, redact),
+        )
+
+    def __enter__(self) -> ParallelReads:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+    def run(self, tasks: Iterable[Task]) -> Iterator[Future[Outcome]]:
+        """One future per task, in the tasks' order, at most WINDOW ahead."""
+        pending: deque[Future[Outcome]] = deque()
+        it = iter(tasks)
+        for task in it:
+            pending.append(self.pool.submit(read_file, *task))
+            if len(pending) >= WINDOW:
+                break
+        while pending:
+            fut = pending.popleft()
+            nxt = next(it, None)
+            if nxt is not None:
+                pending.append(self.pool.submit(read_file, *nxt))
+            yield fut
