@@ -38,6 +38,7 @@ TAIL_BYTES = 256
 #: A transaction holds at most this many files / bytes of source on a cold index.
 BATCH_FILES = 400
 BATCH_BYTES = 64 * 1024 * 1024
+PARALLEL_BATCH_BYTES = 16 * 1024 * 1024
 #: A pass that reads at least this many bytes reads them in worker processes.
 PARALLEL_MIN_BYTES = 16 * 1024 * 1024
 #: A pass over at least this many changed files of an empty index is a bulk load.
@@ -312,6 +313,11 @@ class Indexer:
             self.writer.begin_bulk()
         retry: list[Plan] = []
         try:
+            # Read in workers, a transaction is smaller: the writer writes one
+            # batch while the workers read the next (up to WINDOW chunks ahead).
+            batch_limit = BATCH_BYTES
+            if self._workers(plans, total_bytes) >= 2:
+                batch_limit = PARALLEL_BATCH_BYTES
             with self._reads(plans, total_bytes) as reads:
                 batch: list[tuple[Plan, Outcome | None]] = []
                 batch_bytes = 0
@@ -321,7 +327,7 @@ class Indexer:
                     batch.append((plan, outcome))
                     batch_bytes += plan.stat.size
                     done_bytes += _to_read(plan)
-                    if len(batch) >= BATCH_FILES or batch_bytes >= BATCH_BYTES or n == len(plans):
+                    if len(batch) >= BATCH_FILES or batch_bytes >= batch_limit or n == len(plans):
                         retry += self._run_batch(batch, summary)
                         batch, batch_bytes = [], 0
                     if progress:
@@ -334,34 +340,37 @@ class Indexer:
         summary.seconds = time.monotonic() - started
         return summary
 
+    def _workers(self, plans: list[Plan], total_bytes: int) -> int:
+        """Reader processes for this pass (below 2: read in-process)."""
+        if (
+            len(plans) < 2
+            or total_bytes < PARALLEL_MIN_BYTES
+            or (self.redactor is not None and not self.config.redaction.enabled)
+        ):
+            return 0
+        return parallel.default_workers()
+
     @contextmanager
     def _reads(
         self, plans: list[Plan], total_bytes: int
     ) -> Iterator[Iterator[tuple[Plan, Outcome | None]]]:
         """The plans in order, each with its worker's read (None: read in-process)."""
-        workers = parallel.default_workers()
-        if (
-            workers < 2
-            or len(plans) < 2
-            or total_bytes < PARALLEL_MIN_BYTES
-            or (self.redactor is not None and not self.config.redaction.enabled)
-        ):
+        workers = self._workers(plans, total_bytes)
+        if workers < 2:
             yield ((plan, None) for plan in plans)
             return
         with parallel.ParallelReads(workers, self.config, self.redactor is not None) as pool:
-            futures = pool.run((p.item.spec, p.item.path, p.prev) for p in plans)
+            outcomes = pool.run(((p.item.spec, p.item.path, p.prev), _to_read(p)) for p in plans)
 
             def paired() -> Iterator[tuple[Plan, Outcome | None]]:
-                broken = False
-                for plan, fut in zip(plans, futures, strict=False):
-                    outcome: Outcome | None = None
-                    if not broken:
-                        try:
-                            outcome = fut.result()
-                        except Exception as exc:  # the pool broke: read the rest here
-                            broken = True
-                            _log(logging.WARNING, "reader processes failed; reading in-process",
-                                 event="pool_error", error=repr(exc))  # fmt: skip
+                for n, plan in enumerate(plans):
+                    try:
+                        outcome = next(outcomes)
+                    except Exception as exc:  # the pool broke: read the rest here
+                        _log(logging.WARNING, "reader processes failed; reading in-process",
+                             event="pool_error", error=repr(exc))  # fmt: skip
+                        yield from ((p, None) for p in plans[n:])
+                        return
                     yield plan, outcome
 
             yield paired()

@@ -17,6 +17,7 @@ writer's process.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import pickle
@@ -35,8 +36,16 @@ from backscroll.model import Cursor, ReadResult
 if TYPE_CHECKING:
     from backscroll.daemon.indexer import HostSpec
 
-#: Files submitted ahead of the one the writer waits for.
-WINDOW = 32
+#: One file to read: its host, its path and where to read from.
+Task = tuple["HostSpec", Path, "Cursor | None"]
+
+#: Consecutive small files go to a worker together (fewer round trips): a
+#: chunk holds files until it reaches this many bytes or CHUNK_FILES files.
+CHUNK_BYTES = 4 * 1024 * 1024
+CHUNK_FILES = 32
+#: Chunks submitted ahead of the one the writer waits for (up to 64 MB of
+#: source: the workers keep reading while the writer writes a batch).
+WINDOW = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +83,9 @@ _excluded: tuple[str, ...] = ()
 
 def _init(config: Config, redact: bool) -> None:
     global _redactor, _excluded
+    # What the worker inherited stays out of its collections: they would touch
+    # (and so copy) every page of the parent's heap.
+    gc.freeze()
     _excluded = tuple(config.exclude.projects)
     if redact:
         from backscroll.redact import Redactor as SecretRedactor
@@ -98,6 +110,11 @@ def read_file(spec: HostSpec, path: Path, prev: Cursor | None) -> Outcome:
     return Outcome(result=clean(result, _redactor, _excluded))
 
 
+def read_files(tasks: list[Task]) -> list[Outcome]:
+    """Runs in a worker: a chunk of files, in order."""
+    return [read_file(*task) for task in tasks]
+
+
 # --------------------------------------------------------------------------- writer side
 
 
@@ -108,9 +125,6 @@ def _context() -> Any:
     if "forkserver" in methods:
         return multiprocessing.get_context("forkserver")
     return multiprocessing.get_context("spawn")
-
-
-Task = tuple["HostSpec", Path, "Cursor | None"]
 
 
 class ParallelReads:
@@ -133,17 +147,32 @@ class ParallelReads:
     def close(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)
 
-    def run(self, tasks: Iterable[Task]) -> Iterator[Future[Outcome]]:
-        """One future per task, in the tasks' order, at most WINDOW ahead."""
-        pending: deque[Future[Outcome]] = deque()
-        it = iter(tasks)
-        for task in it:
-            pending.append(self.pool.submit(read_file, *task))
+    def run(self, tasks: Iterable[tuple[Task, int]]) -> Iterator[Outcome]:
+        """Each task's outcome, in the tasks' order (each given with its size in
+        bytes); at most WINDOW chunks are in flight. Raises what a broken pool
+        raises (the caller reads the rest itself)."""
+        pending: deque[Future[list[Outcome]]] = deque()
+        chunks = _chunks(tasks)
+        for chunk in chunks:
+            pending.append(self.pool.submit(read_files, chunk))
             if len(pending) >= WINDOW:
                 break
         while pending:
             fut = pending.popleft()
-            nxt = next(it, None)
+            nxt = next(chunks, None)
             if nxt is not None:
-                pending.append(self.pool.submit(read_file, *nxt))
-            yield fut
+                pending.append(self.pool.submit(read_files, nxt))
+            yield from fut.result()
+
+
+def _chunks(tasks: Iterable[tuple[Task, int]]) -> Iterator[list[Task]]:
+    chunk: list[Task] = []
+    size = 0
+    for task, nbytes in tasks:
+        chunk.append(task)
+        size += nbytes
+        if size >= CHUNK_BYTES or len(chunk) >= CHUNK_FILES:
+            yield chunk
+            chunk, size = [], 0
+    if chunk:
+        yield chunk

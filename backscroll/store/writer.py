@@ -486,10 +486,22 @@ def _merge_sessions(
     for s in sessions:
         old = merged.get(s.session_id)
         merged[s.session_id] = s if old is None else _combine(old, s)
+    spans: dict[str, list[float | None]] = {}
     for t in turns:
-        span = Session(t.session_id, started_at=t.timestamp, updated_at=t.timestamp)
-        old = merged.get(t.session_id)
-        merged[t.session_id] = span if old is None else _combine(old, span)
+        ts = t.timestamp
+        span = spans.get(t.session_id)
+        if span is None:
+            spans[t.session_id] = [ts, ts]
+        elif ts is not None:
+            lo, hi = span
+            if lo is None or ts < lo:
+                span[0] = ts
+            if hi is None or ts > hi:
+                span[1] = ts
+    for sid, (lo, hi) in spans.items():
+        times = Session(sid, started_at=lo, updated_at=hi)
+        old = merged.get(sid)
+        merged[sid] = times if old is None else _combine(old, times)
     return merged
 
 
