@@ -4,6 +4,7 @@ and reports a worker's read problems like an in-process read."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,8 @@ from backscroll.daemon import indexer as indexer_mod
 from backscroll.daemon import parallel
 from backscroll.daemon.indexer import build_hosts
 from backscroll.store import open_writer, schema
-from tests.daemon.harness import dump_turns, populate
+from tests.conftest import DaemonFactory
+from tests.daemon.harness import dump_turns, fresh_index, populate
 from tests.test_reliability import Crash, config_for, crash_at, index_into
 
 
@@ -108,3 +110,48 @@ def test_what_a_worker_read_raises_comes_back_to_the_writer(isolated_home: Path)
     outcome = parallel.read_file(spec, gone, None)
     with pytest.raises(FileNotFoundError):
         outcome.get()
+
+
+def test_a_process_with_threads_starts_its_readers_from_a_fork_server(
+    tmp_path: Path, corpus: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _in_process(monkeypatch)
+    index_into(tmp_path / "serial")
+    _parallel_bulk(monkeypatch)
+    pools = _count_pools(monkeypatch)
+    started = threading.Event()
+    release = threading.Event()
+
+    def other_thread() -> None:  # as in the daemon: the loop, the watcher, ...
+        started.set()
+        release.wait(60)
+
+    thread = threading.Thread(target=other_thread)
+    thread.start()
+    started.wait(10)
+    try:
+        assert parallel._context().get_start_method() != "fork"
+        index_into(tmp_path / "parallel")
+    finally:
+        release.set()
+        thread.join()
+    assert pools == [2]
+    assert dump_turns(tmp_path / "parallel" / "index.db") == dump_turns(
+        tmp_path / "serial" / "index.db"
+    )
+
+
+def test_a_daemons_first_index_read_by_worker_processes_equals_a_fresh_index(
+    tmp_path: Path, daemon_factory: DaemonFactory
+) -> None:
+    files = populate(tmp_path / "home", copies=90)
+    assert sum(p.stat().st_size for p in files) > indexer_mod.PARALLEL_MIN_BYTES
+    d = daemon_factory(env={"BACKSCROLL_INDEX_WORKERS": "2"})
+    d.sync()
+    assert d.stop() == 0
+    assert '"event": "parallel_read"' in d.stderr_text()
+    assert "pool_error" not in d.stderr_text()
+    assert dump_turns(d.db_path) == fresh_index(tmp_path, tmp_path / "fresh")
+    w = open_writer(d.db_path)
+    assert schema.missing_indexes(w.conn) == []
+    w.close()

@@ -359,6 +359,14 @@ class Indexer:
         if workers < 2:
             yield ((plan, None) for plan in plans)
             return
+        _log(
+            logging.INFO,
+            f"reading {len(plans)} files in {workers} worker processes",
+            event="parallel_read",
+            workers=workers,
+            files=len(plans),
+            bytes=total_bytes,
+        )
         with parallel.ParallelReads(workers, self.config, self.redactor is not None) as pool:
             outcomes = pool.run(((p.item.spec, p.item.path, p.prev), _to_read(p)) for p in plans)
 

@@ -18,13 +18,11 @@ writer's process.
 from __future__ import annotations
 
 import gc
-import multiprocessing
 import os
 import pickle
 import threading
 from collections import deque
 from collections.abc import Iterable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,6 +32,8 @@ from backscroll.daemon.clean import Redactor, clean
 from backscroll.model import Cursor, ReadResult
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
     from backscroll.daemon.indexer import HostSpec
 
 #: One file to read: its host, its path and where to read from.
@@ -119,6 +119,8 @@ def read_files(tasks: list[Task]) -> list[Outcome]:
 
 
 def _context() -> Any:
+    import multiprocessing  # only a big pass needs it (an import of ~20 ms)
+
     methods = multiprocessing.get_all_start_methods()
     if "fork" in methods and threading.active_count() == 1:
         return multiprocessing.get_context("fork")
@@ -131,6 +133,8 @@ class ParallelReads:
     """A pool of reader processes; use as a context manager."""
 
     def __init__(self, workers: int, config: Config, redact: bool) -> None:
+        from concurrent.futures import ProcessPoolExecutor
+
         self.pool = ProcessPoolExecutor(
             max_workers=workers,
             mp_context=_context(),
