@@ -161,7 +161,7 @@ def test_index_on_a_terminal_prints_warnings_as_text_lines_not_over_the_bar(
 def test_the_foreground_daemon_on_a_terminal_logs_readable_progress(
     tmp_path: Path, terminal: tuple[int, int]
 ) -> None:
-    populate(tmp_path / "home", copies=5)
+    populate(tmp_path / "home", copies=30)  # 100+ files: the start of the pass is logged
     sock_dir, _ = _short_dir(tmp_path)
     master, slave = terminal
     proc = subprocess.Popen(

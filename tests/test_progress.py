@@ -12,6 +12,7 @@ import pytest
 
 from backscroll import direct, render
 from backscroll.config import Config
+from backscroll.daemon import worker as worker_mod
 from backscroll.daemon.worker import ScanProgress, Worker
 from backscroll.store import open_writer
 from tests.conftest import DaemonFactory
@@ -69,8 +70,12 @@ def test_a_pass_reports_totals_first_and_ends_with_everything_done(
 
 
 def test_the_writer_logs_progress_lines_and_clears_its_scan_when_done(
-    tmp_path: Path, isolated_home: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path,
+    isolated_home: Path,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.setattr(worker_mod, "PROGRESS_LOG_SECONDS", 0.0)
     files = populate(isolated_home, copies=2)
     writer = open_writer(tmp_path / "data" / "index.db")
     worker = Worker(direct.make_indexer(Config(data_dir=str(tmp_path / "data")), writer))
@@ -111,3 +116,22 @@ def test_status_shows_the_daemons_first_index_under_way_and_its_log_says_how_far
     progress = [e for e in events if e["event"] == "index_progress" and e["kind"] == "reconcile"]
     assert progress[0]["files_total"] == len(files)
     assert progress[-1]["files_done"] == len(files)
+
+
+def test_a_burst_of_a_few_changed_files_logs_no_progress(
+    tmp_path: Path, isolated_home: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    files = populate(isolated_home, copies=1)
+    writer = open_writer(tmp_path / "data" / "index.db")
+    worker = Worker(direct.make_indexer(Config(data_dir=str(tmp_path / "data")), writer))
+    worker.submit_paths(files[:3])  # queued first: indexed before the job below
+    try:
+        with caplog.at_level(logging.INFO, logger="backscroll"):
+            worker.start()
+            worker.submit("call", lambda idx: None).result(timeout=60)
+            indexed = worker.state.files_indexed
+    finally:
+        worker.stop()
+        worker.join(timeout=60)
+    assert indexed == 3
+    assert not [r for r in caplog.records if getattr(r, "event", None) == "index_progress"]

@@ -25,6 +25,9 @@ log = logging.getLogger("backscroll.worker")
 
 #: Seconds between two progress lines in the log during a scan.
 PROGRESS_LOG_SECONDS = 5.0
+#: A pass this big logs its totals as it starts.
+PROGRESS_LOG_FILES = 100
+PROGRESS_LOG_BYTES = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,18 +178,28 @@ class Worker(threading.Thread):
             self.state.idle_since = time.monotonic()
 
     def _progress(self, kind: str) -> Callable[[int, int, int, int], None]:
-        """A progress callback for the indexer: updates ``state.scan`` and logs a
-        line every PROGRESS_LOG_SECONDS (and the first time totals are known)."""
+        """A progress callback for the indexer: updates ``state.scan``; logs a line
+        when a big pass starts (its totals), every PROGRESS_LOG_SECONDS of any
+        pass, and at the end of a pass that logged before. A burst of a few
+        changed files logs nothing."""
         started = time.monotonic()
-        last_log = [0.0]
+        last_log = [started]
+        logged = [False]
         self.state.scan = ScanProgress(kind, started=started)  # looking for files
 
         def update(files: int, total: int, done: int, total_bytes: int) -> None:
             scan = ScanProgress(kind, files, total, done, total_bytes, started)
+            first = self.state.scan is not None and self.state.scan.files_total == 0
             self.state.scan = scan
             now = time.monotonic()
-            if now - last_log[0] >= PROGRESS_LOG_SECONDS or (files == total and files > 0):
+            big = total >= PROGRESS_LOG_FILES or total_bytes >= PROGRESS_LOG_BYTES
+            if (
+                (first and big)
+                or now - last_log[0] >= PROGRESS_LOG_SECONDS
+                or (logged[0] and files == total)
+            ):
                 last_log[0] = now
+                logged[0] = True
                 log.info(
                     f"indexing: {scan.line()}",
                     extra={"event": "index_progress", **scan.as_dict()},

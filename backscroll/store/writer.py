@@ -464,11 +464,13 @@ class IndexWriter:
         with self.transaction():
             schema.drop_secondary_indexes(self.conn)
 
-    def end_bulk(self) -> None:
-        """Build the secondary indexes once and merge the FTS segments."""
+    def end_bulk(self, merge: bool = True) -> None:
+        """Build the secondary indexes once and (unless shutting down) merge the
+        FTS segments."""
         with self.transaction():
             schema.restore_secondary_indexes(self.conn)
-        self.optimize()
+        if merge:
+            self.optimize()
 
     def checkpoint(self) -> None:
         self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
