@@ -280,7 +280,7 @@ SECONDARY_INDEXES: tuple[tuple[str, str], ...] = (
 )
 #: FTS5 merge settings while bulk loading (fewer, bigger merges; a final
 #: ``optimize`` leaves one segment) and the defaults restored afterwards.
-BULK_FTS = (("automerge", 8), ("crisismerge", 32))
+BULK_FTS = (("automerge", 16), ("crisismerge", 64))
 DEFAULT_FTS = (("automerge", 4), ("crisismerge", 16))
 
 
