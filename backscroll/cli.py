@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 from collections.abc import Callable
 
 from backscroll import __version__, render
@@ -60,15 +59,17 @@ def cmd_index(args: argparse.Namespace) -> int:
 
     cfg = _config(args)
     setup_logging(cfg.effective_log_level() if args.verbose else "warning")
-    progress = _Progress() if sys.stderr.isatty() and not args.json else None
+    progress = _progress_bar(args)
     rebuilt = None
-    if args.rebuild:
-        rebuilt = rebuild(cfg, progress)
-        summary, totals = rebuilt.summary, rebuilt.totals
-    else:
-        summary, totals = direct.index(cfg, progress, check=True)
-    if progress:
-        progress.done()
+    try:
+        if args.rebuild:
+            rebuilt = rebuild(cfg, progress)
+            summary, totals = rebuilt.summary, rebuilt.totals
+        else:
+            summary, totals = direct.index(cfg, progress, check=True)
+    finally:
+        if progress:
+            progress.done()
     data = {
         "schema": RESULT_SCHEMA,
         "files_seen": summary.files_seen,
@@ -127,27 +128,17 @@ def render_rebuilt(rebuilt: Any) -> None:
               "kept as it was)", file=sys.stderr)  # fmt: skip
 
 
-class _Progress:
-    def __init__(self) -> None:
-        self.start = time.monotonic()
-        self.shown = False
+def _progress_bar(args: argparse.Namespace) -> Any:
+    """A progress bar on a terminal (warnings are written above it, not over it)."""
+    if not sys.stderr.isatty() or args.json:
+        return None
+    import logging
 
-    def __call__(self, files: int, total: int, done: int, total_bytes: int) -> None:
-        elapsed = time.monotonic() - self.start
-        if elapsed < 0.5:
-            return
-        rate = done / elapsed if elapsed else 0
-        eta = (total_bytes - done) / rate if rate else 0
-        sys.stderr.write(
-            f"\r{files}/{total} files  {done / 1e6:.1f}/{total_bytes / 1e6:.1f} MB"
-            f"  ETA {eta:.0f} s   "
-        )
-        sys.stderr.flush()
-        self.shown = True
+    from backscroll.progressbar import ProgressBar
 
-    def done(self) -> None:
-        if self.shown:
-            sys.stderr.write("\r" + " " * 60 + "\r")
+    bar = ProgressBar()
+    bar.attach(logging.getLogger("backscroll"))
+    return bar
 
 
 def _search_params(args: argparse.Namespace, cfg: Any) -> dict[str, Any]:

@@ -118,6 +118,16 @@ def session(result: dict[str, Any], tty: bool) -> str:
     return "\n".join(lines)
 
 
+def scan_line(scan: dict[str, Any]) -> str:
+    """``120/259 files, 80.1/200.1 MB, ETA 3 s`` from status's ``daemon.scan``."""
+    text = f"{scan.get('files_done', 0)}/{scan.get('files_total', 0)} files"
+    if scan.get("bytes_total"):
+        text += f", {scan['bytes_done'] / 1e6:.1f}/{scan['bytes_total'] / 1e6:.1f} MB"
+    if scan.get("eta_s") is not None:
+        text += f", ETA {scan['eta_s']:.0f} s"
+    return text
+
+
 def status(result: dict[str, Any]) -> str:
     lines = []
     daemon = result.get("daemon")
@@ -126,7 +136,10 @@ def status(result: dict[str, Any]) -> str:
             f"daemon: running (pid {daemon.get('pid')}, version {daemon.get('version')}, "
             f"queue {daemon.get('queue_depth', 0)})"
         )
-        if daemon.get("indexing"):
+        scan = daemon.get("scan")
+        if isinstance(scan, dict):
+            lines.append(f"indexing: {scan_line(scan)}")
+        elif daemon.get("indexing"):
             lines.append(f"indexing: {daemon['indexing']}")
         if daemon.get("writer_alive") is False:
             lines.append(

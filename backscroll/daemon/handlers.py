@@ -100,6 +100,7 @@ async def status(ctx: DaemonContext, params: Any) -> Any:
             "queue_depth": ctx.worker.queue_depth(),
             "writer_alive": ctx.worker.is_alive(),
             "indexing": st.current,
+            "scan": st.scan.as_dict() if st.scan is not None else None,
             "cold_index_done": st.cold_index_done,
             "last_index": queries.iso(st.last_index_at),
             "last_error": st.last_error,

@@ -17,11 +17,14 @@ import os
 import stat
 import time
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from backscroll.config import Config
+from backscroll.daemon import parallel
 from backscroll.daemon.clean import Redactor, clean, redact_state, scrub
+from backscroll.daemon.parallel import Outcome
 from backscroll.errors import SourceBusy
 from backscroll.model import Cursor, ReaderOptions, ReadResult
 from backscroll.readers import READERS
@@ -36,6 +39,11 @@ TAIL_BYTES = 256
 #: A transaction holds at most this many files / bytes of source on a cold index.
 BATCH_FILES = 400
 BATCH_BYTES = 64 * 1024 * 1024
+PARALLEL_BATCH_BYTES = 16 * 1024 * 1024
+#: A pass that reads at least this many bytes reads them in worker processes.
+PARALLEL_MIN_BYTES = 16 * 1024 * 1024
+#: A pass over at least this many changed files of an empty index is a bulk load.
+BULK_MIN_FILES = 32
 
 
 def _log(level: int, msg: str, **fields: object) -> None:
@@ -278,7 +286,11 @@ class Indexer:
     # ------------------------------------------------------------------ indexing
 
     def index_items(self, items: Iterable[Item], progress: Progress | None = None) -> Summary:
-        """Index every changed file among ``items`` (batched transactions)."""
+        """Index every changed file among ``items`` (batched transactions).
+
+        A big pass reads its files in worker processes (in order, one result per
+        file); a cold pass (nothing indexed yet) also builds the secondary
+        indexes once at the end instead of updating them per turn."""
         started = time.monotonic()
         items = list(items)
         rows = self.writer.file_rows()
@@ -295,26 +307,84 @@ class Indexer:
                 continue
             if plan is not None:
                 plans.append(plan)
-        total_bytes = sum(max(p.stat.size - (p.prev.position if p.prev else 0), 0) for p in plans)
+        total_bytes = sum(_to_read(p) for p in plans)
         done_bytes = 0
-        batch: list[Plan] = []
-        batch_bytes = 0
+        if progress and plans:
+            progress(0, len(plans), 0, total_bytes)
+        bulk = len(plans) >= BULK_MIN_FILES and self.writer.is_empty()
+        if bulk:
+            self.writer.begin_bulk()
         retry: list[Plan] = []
-        for n, plan in enumerate(plans, 1):
-            if self.should_stop is not None and self.should_stop():
-                break
-            batch.append(plan)
-            batch_bytes += plan.stat.size
-            if len(batch) >= BATCH_FILES or batch_bytes >= BATCH_BYTES or n == len(plans):
-                retry += self._run_batch(batch, summary)
-                done_bytes += batch_bytes
-                batch, batch_bytes = [], 0
-                if progress:
-                    progress(n, len(plans), min(done_bytes, total_bytes), total_bytes)
+        try:
+            # Read in workers, a transaction is smaller: the writer writes one
+            # batch while the workers read the next (up to WINDOW chunks ahead).
+            batch_limit = BATCH_BYTES
+            if self._workers(plans, total_bytes) >= 2:
+                batch_limit = PARALLEL_BATCH_BYTES
+            with self._reads(plans, total_bytes) as reads:
+                batch: list[tuple[Plan, Outcome | None]] = []
+                batch_bytes = 0
+                for n, (plan, outcome) in enumerate(reads, 1):
+                    if self.should_stop is not None and self.should_stop():
+                        break
+                    batch.append((plan, outcome))
+                    batch_bytes += plan.stat.size
+                    done_bytes += _to_read(plan)
+                    if len(batch) >= BATCH_FILES or batch_bytes >= batch_limit or n == len(plans):
+                        retry += self._run_batch(batch, summary)
+                        batch, batch_bytes = [], 0
+                    if progress:
+                        progress(n, len(plans), min(done_bytes, total_bytes), total_bytes)
+        finally:
+            if bulk:  # (a shutdown leaves the segment merge to the scheduled upkeep)
+                self.writer.end_bulk(merge=not (self.should_stop and self.should_stop()))
         for plan in retry:  # lost a race with another writer: look again, alone
             self.index_item(plan.item, summary)
         summary.seconds = time.monotonic() - started
         return summary
+
+    def _workers(self, plans: list[Plan], total_bytes: int) -> int:
+        """Reader processes for this pass (below 2: read in-process)."""
+        if (
+            len(plans) < 2
+            or total_bytes < PARALLEL_MIN_BYTES
+            or (self.redactor is not None and not self.config.redaction.enabled)
+        ):
+            return 0
+        return parallel.default_workers()
+
+    @contextmanager
+    def _reads(
+        self, plans: list[Plan], total_bytes: int
+    ) -> Iterator[Iterator[tuple[Plan, Outcome | None]]]:
+        """The plans in order, each with its worker's read (None: read in-process)."""
+        workers = self._workers(plans, total_bytes)
+        if workers < 2:
+            yield ((plan, None) for plan in plans)
+            return
+        _log(
+            logging.INFO,
+            f"reading {len(plans)} files in {workers} worker processes",
+            event="parallel_read",
+            workers=workers,
+            files=len(plans),
+            bytes=total_bytes,
+        )
+        with parallel.ParallelReads(workers, self.config, self.redactor is not None) as pool:
+            outcomes = pool.run(((p.item.spec, p.item.path, p.prev), _to_read(p)) for p in plans)
+
+            def paired() -> Iterator[tuple[Plan, Outcome | None]]:
+                for n, plan in enumerate(plans):
+                    try:
+                        outcome = next(outcomes)
+                    except Exception as exc:  # the pool broke: read the rest here
+                        _log(logging.WARNING, "reader processes failed; reading in-process",
+                             event="pool_error", error=repr(exc))  # fmt: skip
+                        yield from ((p, None) for p in plans[n:])
+                        return
+                    yield plan, outcome
+
+            yield paired()
 
     def index_item(self, item: Item, summary: Summary | None = None) -> Summary:
         """Index one file (the daemon's path for a single change)."""
@@ -328,15 +398,16 @@ class Indexer:
             except OSError as exc:
                 self._failed(item, exc, summary)
                 return summary
-            if plan is None or not self._run_batch([plan], summary):
+            if plan is None or not self._run_batch([(plan, None)], summary):
                 return summary
         return summary
 
-    def _run_batch(self, plans: list[Plan], summary: Summary) -> list[Plan]:
-        """Read and write ``plans`` in one transaction; returns those that lost a race."""
+    def _run_batch(self, plans: list[tuple[Plan, Outcome | None]], summary: Summary) -> list[Plan]:
+        """Read (unless read already) and write ``plans`` in one transaction;
+        returns those that lost a race."""
         reads: list[tuple[Plan, ReadResult]] = []
-        for plan in plans:
-            result = self._read(plan, summary)
+        for plan, outcome in plans:
+            result = self._read(plan, summary, outcome)
             if result is not None:
                 reads.append((plan, result))
         if not reads:
@@ -406,10 +477,16 @@ class Indexer:
         except OSError:
             return plan.stat  # gone meanwhile: no tail check next time, the head check stays
 
-    def _read(self, plan: Plan, summary: Summary) -> ReadResult | None:
+    def _read(
+        self, plan: Plan, summary: Summary, outcome: Outcome | None = None
+    ) -> ReadResult | None:
+        """Read ``plan``'s file, or take a worker's ``outcome`` (already cleaned)."""
         spec = plan.item.spec
         try:
-            result = spec.reader.read(plan.item.path, plan.prev, spec.options)
+            if outcome is not None:
+                result = outcome.get()
+            else:
+                result = spec.reader.read(plan.item.path, plan.prev, spec.options)
         except FileNotFoundError:
             self._vanished(plan.item, plan.row, summary)
             return None
@@ -430,7 +507,7 @@ class Indexer:
                           "path": str(plan.item.path), "error": repr(exc)})  # fmt: skip
             self._failed(plan.item, exc, summary)
             return None
-        summary.bytes_read += max(plan.stat.size - (plan.prev.position if plan.prev else 0), 0)
+        summary.bytes_read += _to_read(plan)
         if result.problems:
             summary.problems += len(result.problems)
             for problem in result.problems[:5]:
@@ -447,7 +524,7 @@ class Indexer:
             if len(result.problems) > 5:
                 _log(logging.WARNING, "more malformed records", event="malformed_records",
                      path=str(plan.item.path), count=len(result.problems))  # fmt: skip
-        return self._clean(result)
+        return result if outcome is not None else self._clean(result)
 
     def _clean(self, result: ReadResult) -> ReadResult:
         return clean(result, self.redactor, self.config.exclude.projects)
@@ -521,6 +598,11 @@ class Indexer:
         n = reredact.run(self.writer, redactor.redact, lambda s: redact_state(s, redactor))
         if n:
             _log(logging.INFO, "redacted stored titles and memos", event="reredacted", rows=n)
+
+
+def _to_read(plan: Plan) -> int:
+    """Bytes of ``plan``'s file from where it is read."""
+    return max(plan.stat.size - (plan.prev.position if plan.prev else 0), 0)
 
 
 def _undecodable(path: Path) -> bool:

@@ -1,14 +1,29 @@
-"""Structured logs: one JSON object per line on stderr, fields as extras."""
+"""Structured logs on stderr, fields as extras: JSON lines where a service
+manager collects them (journald, launchd: stderr is not a terminal), readable
+lines for a person watching a terminal. ``$BACKSCROLL_LOG_FORMAT`` (``json`` or
+``text``) forces either."""
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 import time
-from typing import Any
+from typing import IO, Any
 
 _STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime"}
+FORMATS = ("json", "text")
+#: Events whose message already says everything their fields hold.
+_TERSE = {"index_progress"}
+
+
+def _extras(record: logging.LogRecord) -> dict[str, Any]:
+    return {
+        key: value
+        for key, value in vars(record).items()
+        if key not in _STANDARD and key != "event" and not key.startswith("_")
+    }
 
 
 class JsonFormatter(logging.Formatter):
@@ -23,21 +38,49 @@ class JsonFormatter(logging.Formatter):
             "msg": record.getMessage(),
             "logger": record.name,
         }
-        for key, value in vars(record).items():
-            if key not in _STANDARD and key != "event" and not key.startswith("_"):
-                body[key] = value
+        body.update(_extras(record))
         if record.exc_info:
             body["traceback"] = self.formatException(record.exc_info)
         return json.dumps(body, ensure_ascii=False, default=str)
 
 
-def setup_logging(level: str = "info") -> None:
-    """Route the ``backscroll`` loggers to stderr as JSON lines at ``level``."""
+class TextFormatter(logging.Formatter):
+    """``14:02:07 warning cannot read transcript  path=/x.jsonl error=...``"""
+
+    def format(self, record: logging.LogRecord) -> str:
+        stamp = time.strftime("%H:%M:%S", time.localtime(record.created))
+        line = f"{stamp} {record.levelname.lower():<7} {record.getMessage()}"
+        if getattr(record, "event", None) not in _TERSE:
+            fields = " ".join(f"{k}={v}" for k, v in _extras(record).items() if v is not None)
+            if fields:
+                line += "  " + fields
+        if record.exc_info:
+            line += "\n" + self.formatException(record.exc_info)
+        return line
+
+
+def log_format(stream: IO[str], forced: str | None = None) -> str:
+    """``json`` or ``text``: ``forced``, else ``$BACKSCROLL_LOG_FORMAT``, else text
+    on a terminal and JSON anywhere else."""
+    choice = (forced or os.environ.get("BACKSCROLL_LOG_FORMAT", "")).strip().lower()
+    if choice in FORMATS:
+        return choice
+    try:
+        return "text" if stream.isatty() else "json"
+    except (AttributeError, ValueError):
+        return "json"
+
+
+def setup_logging(
+    level: str = "info", fmt: str | None = None, stream: IO[str] | None = None
+) -> None:
+    """Route the ``backscroll`` loggers to ``stream`` (stderr) at ``level``."""
+    out = stream if stream is not None else sys.stderr
     root = logging.getLogger("backscroll")
     for handler in list(root.handlers):
         root.removeHandler(handler)
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(JsonFormatter())
+    handler = logging.StreamHandler(out)
+    handler.setFormatter(TextFormatter() if log_format(out, fmt) == "text" else JsonFormatter())
     root.addHandler(handler)
     root.setLevel(getattr(logging, level.upper(), logging.INFO))
     root.propagate = False

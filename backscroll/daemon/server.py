@@ -337,8 +337,11 @@ class Daemon:
                     self.worker.submit("scan_dir", root)
         w = self.worker
         if w is not None:
+            scan = w.state.scan
+            doing = f"; indexing {scan.line()}" if scan is not None else ""
             systemd.notify(
                 f"STATUS=serving; queue {w.queue_depth()}; {w.state.files_indexed} files indexed"
+                + doing
             )
 
     # ------------------------------------------------------------------ reload

@@ -18,9 +18,55 @@ from typing import Any
 
 from backscroll.daemon.indexer import Indexer, Item, Summary
 from backscroll.readers.base import walk_files
+from backscroll.render import scan_line
 from backscroll.store.schema import is_corrupt
 
 log = logging.getLogger("backscroll.worker")
+
+
+#: Seconds between two progress lines in the log during a scan.
+PROGRESS_LOG_SECONDS = 5.0
+#: A pass this big logs its totals as it starts.
+PROGRESS_LOG_FILES = 100
+PROGRESS_LOG_BYTES = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class ScanProgress:
+    """Where a scan stands; replaced whole on every update (read from another thread)."""
+
+    kind: str
+    files_done: int = 0
+    files_total: int = 0
+    bytes_done: int = 0
+    bytes_total: int = 0
+    started: float = field(default_factory=time.monotonic)
+
+    def eta_s(self, now: float | None = None) -> float | None:
+        """Seconds left at the rate so far (by bytes; by files when no bytes are known)."""
+        elapsed = (time.monotonic() if now is None else now) - self.started
+        done, total = self.bytes_done, self.bytes_total
+        if total <= 0:
+            done, total = self.files_done, self.files_total
+        if done <= 0 or elapsed <= 0:
+            return None
+        return max(total - done, 0) * elapsed / done
+
+    def as_dict(self) -> dict[str, Any]:
+        eta = self.eta_s()
+        return {
+            "kind": self.kind,
+            "files_done": self.files_done,
+            "files_total": self.files_total,
+            "bytes_done": self.bytes_done,
+            "bytes_total": self.bytes_total,
+            "elapsed_s": round(time.monotonic() - self.started, 1),
+            "eta_s": None if eta is None else round(eta, 1),
+        }
+
+    def line(self) -> str:
+        """``120/259 files, 80.1/200.1 MB, ETA 3 s`` for humans."""
+        return scan_line(self.as_dict())
 
 
 @dataclass
@@ -35,6 +81,8 @@ class WorkerState:
     current: str | None = None
     cold_index_done: bool = False
     idle_since: float = field(default_factory=time.monotonic)
+    #: The scan under way (files and bytes done and total), None when idle.
+    scan: ScanProgress | None = None
 
 
 Job = tuple[str, Any, "Future[Any] | None"]
@@ -137,11 +185,42 @@ class Worker(threading.Thread):
         finally:
             self.state.busy_since = None
             self.state.current = None
+            self.state.scan = None
             self.state.idle_since = time.monotonic()
+
+    def _progress(self, kind: str) -> Callable[[int, int, int, int], None]:
+        """A progress callback for the indexer: updates ``state.scan``; logs a line
+        when a big pass starts (its totals), every PROGRESS_LOG_SECONDS of any
+        pass, and at the end of a pass that logged before. A burst of a few
+        changed files logs nothing."""
+        started = time.monotonic()
+        last_log = [started]
+        logged = [False]
+        self.state.scan = ScanProgress(kind, started=started)  # looking for files
+
+        def update(files: int, total: int, done: int, total_bytes: int) -> None:
+            scan = ScanProgress(kind, files, total, done, total_bytes, started)
+            first = self.state.scan is not None and self.state.scan.files_total == 0
+            self.state.scan = scan
+            now = time.monotonic()
+            big = total >= PROGRESS_LOG_FILES or total_bytes >= PROGRESS_LOG_BYTES
+            if (
+                (first and big)
+                or now - last_log[0] >= PROGRESS_LOG_SECONDS
+                or (logged[0] and files == total)
+            ):
+                last_log[0] = now
+                logged[0] = True
+                log.info(
+                    f"indexing: {scan.line()}",
+                    extra={"event": "index_progress", **scan.as_dict()},
+                )
+
+        return update
 
     def _control(self, kind: str, arg: Any) -> Any:
         if kind == "reconcile":
-            summary = self.indexer.reconcile()
+            summary = self.indexer.reconcile(self._progress("reconcile"))
             self._note(summary)
             self.state.cold_index_done = True
             if self.on_reconciled:
@@ -152,7 +231,7 @@ class Worker(threading.Thread):
                 pending = list(self._paths)
                 self._paths.clear()
             self._index_paths(pending)
-            summary = self.indexer.reconcile()
+            summary = self.indexer.reconcile(self._progress("sync"))
             self._note(summary)
             return summary
         if kind == "scan_dir":
@@ -183,9 +262,12 @@ class Worker(threading.Thread):
         if not items:
             return
         summary = Summary()
-        for item in items:
+        progress = self._progress("changes") if len(items) > 1 else None
+        for n, item in enumerate(items):
             if self.stop_requested:
                 break
+            if progress is not None:
+                progress(n, len(items), summary.bytes_read, 0)
             self.state.current = str(item.path)
             try:
                 self.indexer.index_item(item, summary)

@@ -364,6 +364,55 @@ def refuse_unusable(
         )
 
 
+# --------------------------------------------------------------------------- bulk loading
+
+#: Indexes of ``turns`` besides its UNIQUE (session, key): a cold or rebuild pass
+#: drops them and builds each once at the end (sorting once beats updating three
+#: B-trees per turn). Whoever opens a writer next recreates any that is missing,
+#: so a pass killed half-way leaves no index behind for long.
+SECONDARY_INDEXES: tuple[tuple[str, str], ...] = (
+    ("turns_file", "CREATE INDEX IF NOT EXISTS turns_file ON turns(file)"),
+    ("turns_order", "CREATE INDEX IF NOT EXISTS turns_order ON turns(session, ts, seq)"),
+    ("turns_ts", "CREATE INDEX IF NOT EXISTS turns_ts ON turns(ts)"),
+)
+#: FTS5 merge settings while bulk loading (fewer, bigger merges; a final
+#: ``optimize`` leaves one segment) and the defaults restored afterwards.
+BULK_FTS = (("automerge", 16), ("crisismerge", 64))
+DEFAULT_FTS = (("automerge", 4), ("crisismerge", 16))
+
+
+def missing_indexes(conn: sqlite3.Connection) -> list[str]:
+    names = {
+        str(r[0])
+        for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'").fetchall()
+    }
+    return [name for name, _ddl in SECONDARY_INDEXES if name not in names]
+
+
+def _fts_settings(conn: sqlite3.Connection, settings: tuple[tuple[str, int], ...]) -> None:
+    if has_fts(conn):
+        for name, value in settings:
+            conn.execute("INSERT INTO turns_fts(turns_fts, rank) VALUES (?, ?)", (name, value))
+
+
+def drop_secondary_indexes(conn: sqlite3.Connection) -> None:
+    """Start of a bulk load (inside the caller's transaction)."""
+    for name, _ddl in SECONDARY_INDEXES:
+        conn.execute(f"DROP INDEX IF EXISTS {name}")
+    _fts_settings(conn, BULK_FTS)
+
+
+def restore_secondary_indexes(conn: sqlite3.Connection) -> bool:
+    """End of a bulk load, or the first open after one was cut short (inside the
+    caller's transaction). Returns whether anything was missing."""
+    if not missing_indexes(conn):
+        return False
+    for _name, ddl in SECONDARY_INDEXES:
+        conn.execute(ddl)
+    _fts_settings(conn, DEFAULT_FTS)
+    return True
+
+
 def has_fts(conn: sqlite3.Connection) -> bool:
     row = conn.execute("SELECT value FROM meta WHERE key = 'fts'").fetchone()
     return bool(row and row[0] == "1")

@@ -103,6 +103,23 @@ WHERE turns.text IS NOT excluded.text OR turns.role IS NOT excluded.role
     OR turns.subagent IS NOT excluded.subagent OR turns.note IS NOT excluded.note
 """
 
+#: The same upsert fed from the connection's staging table: one statement for a
+#: file's turns, so the FTS trigger's inserts are flushed once per file rather
+#: than once per turn (FTS5 syncs its pending terms at every statement).
+_STAGE_TABLE = (
+    "CREATE TEMP TABLE IF NOT EXISTS turn_stage (session, file, key, seq, role, ts, text,"
+    " tainted, subagent, note)"
+)
+_STAGE_ROW = "INSERT INTO temp.turn_stage VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_UPSERT_STAGED = _UPSERT_TURN.replace(
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    "SELECT session, file, key, seq, role, ts, text, tainted, subagent, note"
+    " FROM temp.turn_stage WHERE true ORDER BY rowid",
+)
+#: A file with at least this many turns goes through the staging table; an
+#: append of a few turns keeps the plain ``executemany``.
+STAGE_MIN_TURNS = 16
+
 _UPSERT_SESSION = """
 INSERT INTO sessions (host, session_id, project, title, started_at, updated_at,
                       resume_command, source_path, parent_session_id)
@@ -157,6 +174,10 @@ class IndexWriter:
             self.conn.close()
             raise
         self._in_tx = False
+        self._staging = False
+        if schema.missing_indexes(self.conn):  # a bulk load was cut short
+            with self.transaction():
+                schema.restore_secondary_indexes(self.conn)
 
     def close(self) -> None:
         self.conn.close()
@@ -243,7 +264,7 @@ class IndexWriter:
             file_id = self._save_file(row, update)
             if result.unsupported:
                 return ApplyReport("unsupported")
-            return self._write_turns(file_id, update)
+            return self._write_turns(file_id, update, new_file=row is None)
 
     def _save_file(self, row: FileRow | None, update: Update) -> int:
         st = update.stat
@@ -296,7 +317,7 @@ class IndexWriter:
                 out.add(sid)
         return out
 
-    def _write_turns(self, file_id: int, update: Update) -> ApplyReport:
+    def _write_turns(self, file_id: int, update: Update, *, new_file: bool) -> ApplyReport:
         result = update.result
         sessions = _merge_sessions(result.sessions, result.turns, update.path)
         skip = self._excluded_sessions(update.host, sessions)
@@ -314,12 +335,16 @@ class IndexWriter:
              int(t.tainted), int(t.subagent), t.note)
             for t in result.turns
         ]  # fmt: skip
-        if params:
+        if len(params) >= STAGE_MIN_TURNS:
+            report.turns_written = self._insert_staged(params)
+        elif params:
             cur = self.conn.executemany(_UPSERT_TURN, params)
             report.turns_written = max(cur.rowcount, 0)
         replace = (result.replace or update.fresh) and not result.retain
         dropped_sessions = result.replaced_sessions | result.removed_sessions
-        if replace or dropped_sessions:
+        # A file that had no row until now has no old turns to drop (ids of
+        # forgotten files' turns are set to NULL): no scan of ``turns_file``.
+        if (replace or dropped_sessions) and not new_file:
             kept = {(rowids[t.session_id], t.key) for t in result.turns}
             report.turns_deleted = self._drop_stale(
                 file_id,
@@ -333,6 +358,16 @@ class IndexWriter:
                 (update.host, sid),
             )
         return report
+
+    def _insert_staged(self, params: list[tuple[Any, ...]]) -> int:
+        if not self._staging:
+            self.conn.execute(_STAGE_TABLE)
+            self._staging = True
+        self.conn.execute("DELETE FROM temp.turn_stage")
+        self.conn.executemany(_STAGE_ROW, params)
+        written = max(self.conn.execute(_UPSERT_STAGED).rowcount, 0)
+        self.conn.execute("DELETE FROM temp.turn_stage")
+        return written
 
     def _upsert_session(self, host: str, s: Session, path: str) -> int:
         cur = self.conn.execute(
@@ -437,6 +472,24 @@ class IndexWriter:
                 self.conn.execute("INSERT INTO turns_fts(turns_fts) VALUES ('optimize')")
         self.conn.execute("PRAGMA optimize")
 
+    def is_empty(self) -> bool:
+        """No turn indexed yet: a first index (or a rebuild) is a bulk load."""
+        return self.conn.execute("SELECT 1 FROM turns LIMIT 1").fetchone() is None
+
+    def begin_bulk(self) -> None:
+        """A cold pass starts: the secondary indexes of ``turns`` go until
+        :meth:`end_bulk` (or the next open, if this process dies first)."""
+        with self.transaction():
+            schema.drop_secondary_indexes(self.conn)
+
+    def end_bulk(self, merge: bool = True) -> None:
+        """Build the secondary indexes once and (unless shutting down) merge the
+        FTS segments."""
+        with self.transaction():
+            schema.restore_secondary_indexes(self.conn)
+        if merge:
+            self.optimize()
+
     def checkpoint(self) -> None:
         self._refuse_if_corrupt()
         self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -454,10 +507,22 @@ def _merge_sessions(
     for s in sessions:
         old = merged.get(s.session_id)
         merged[s.session_id] = s if old is None else _combine(old, s)
+    spans: dict[str, list[float | None]] = {}
     for t in turns:
-        span = Session(t.session_id, started_at=t.timestamp, updated_at=t.timestamp)
-        old = merged.get(t.session_id)
-        merged[t.session_id] = span if old is None else _combine(old, span)
+        ts = t.timestamp
+        span = spans.get(t.session_id)
+        if span is None:
+            spans[t.session_id] = [ts, ts]
+        elif ts is not None:
+            lo, hi = span
+            if lo is None or ts < lo:
+                span[0] = ts
+            if hi is None or ts > hi:
+                span[1] = ts
+    for sid, (lo, hi) in spans.items():
+        times = Session(sid, started_at=lo, updated_at=hi)
+        old = merged.get(sid)
+        merged[sid] = times if old is None else _combine(old, times)
     return merged
 
 

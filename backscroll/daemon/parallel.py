@@ -1,0 +1,182 @@
+"""Reading files in worker processes while the one writer inserts.
+
+A cold index spends most of its time parsing JSON and picking prose, work that
+needs no database. :class:`ParallelReads` runs ``reader.read`` and the
+pre-store cleaning (redaction, excluded projects, lone surrogates) of each file
+in a pool of processes and hands the results back **in submission order**, so
+the writer sees exactly the sequence the in-process path would and each file's
+turns stay whole (one result per file, written in one transaction with its
+position). A window bounds how many results wait in memory.
+
+Workers fork from a single-threaded process (``backscroll index``); a process
+with threads (the daemon) starts them from a fork server instead, since forking
+a threaded process can inherit a lock another thread held. Workers log nothing
+of their own: every problem travels back with the result and is logged by the
+writer's process.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import pickle
+import threading
+from collections import deque
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from backscroll.config import Config
+from backscroll.daemon.clean import Redactor, clean
+from backscroll.model import Cursor, ReadResult
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+    from backscroll.daemon.indexer import HostSpec
+
+#: One file to read: its host, its path and where to read from.
+Task = tuple["HostSpec", Path, "Cursor | None"]
+
+#: Consecutive small files go to a worker together (fewer round trips): a
+#: chunk holds files until it reaches this many bytes or CHUNK_FILES files.
+CHUNK_BYTES = 4 * 1024 * 1024
+CHUNK_FILES = 32
+#: Chunks submitted ahead of the one the writer waits for (up to 64 MB of
+#: source: the workers keep reading while the writer writes a batch).
+WINDOW = 16
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """A worker's read of one file: the cleaned result, or what it raised."""
+
+    result: ReadResult | None = None
+    error: BaseException | None = None
+
+    def get(self) -> ReadResult:
+        if self.error is not None:
+            raise self.error
+        assert self.result is not None
+        return self.result
+
+
+def default_workers() -> int:
+    """``BACKSCROLL_INDEX_WORKERS`` if set (0 or 1: read in-process), else one
+    worker per CPU this process may use, at most 4."""
+    env = os.environ.get("BACKSCROLL_INDEX_WORKERS", "").strip()
+    if env.isdigit():
+        return int(env)
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS
+        cpus = os.cpu_count() or 1
+    return min(cpus, 4)
+
+
+# --------------------------------------------------------------------------- worker side
+
+_redactor: Redactor | None = None
+_excluded: tuple[str, ...] = ()
+
+
+def _init(config: Config, redact: bool) -> None:
+    global _redactor, _excluded
+    # What the worker inherited stays out of its collections: they would touch
+    # (and so copy) every page of the parent's heap.
+    gc.freeze()
+    _excluded = tuple(config.exclude.projects)
+    if redact:
+        from backscroll.redact import Redactor as SecretRedactor
+
+        _redactor = SecretRedactor(config.redaction.patterns)
+
+
+def _sendable(exc: BaseException) -> BaseException:
+    try:
+        pickle.loads(pickle.dumps(exc))
+    except Exception:
+        return RuntimeError(f"{type(exc).__name__}: {exc}")
+    return exc
+
+
+def read_file(spec: HostSpec, path: Path, prev: Cursor | None) -> Outcome:
+    """Runs in a worker: one file read from ``prev`` and cleaned for the store."""
+    try:
+        result = spec.reader.read(path, prev, spec.options)
+    except Exception as exc:
+        return Outcome(error=_sendable(exc))
+    return Outcome(result=clean(result, _redactor, _excluded))
+
+
+def read_files(tasks: list[Task]) -> list[Outcome]:
+    """Runs in a worker: a chunk of files, in order."""
+    return [read_file(*task) for task in tasks]
+
+
+# --------------------------------------------------------------------------- writer side
+
+
+def _context() -> Any:
+    import multiprocessing  # only a big pass needs it (an import of ~20 ms)
+
+    methods = multiprocessing.get_all_start_methods()
+    if "fork" in methods and threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
+    if "forkserver" in methods:
+        return multiprocessing.get_context("forkserver")
+    return multiprocessing.get_context("spawn")
+
+
+class ParallelReads:
+    """A pool of reader processes; use as a context manager."""
+
+    def __init__(self, workers: int, config: Config, redact: bool) -> None:
+        from concurrent.futures import ProcessPoolExecutor
+
+        self.pool = ProcessPoolExecutor(
+            max_workers=workers,
+            mp_context=_context(),
+            initializer=_init,
+            initargs=(config, redact),
+        )
+
+    def __enter__(self) -> ParallelReads:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+    def run(self, tasks: Iterable[tuple[Task, int]]) -> Iterator[Outcome]:
+        """Each task's outcome, in the tasks' order (each given with its size in
+        bytes); at most WINDOW chunks are in flight. Raises what a broken pool
+        raises (the caller reads the rest itself)."""
+        pending: deque[Future[list[Outcome]]] = deque()
+        chunks = _chunks(tasks)
+        for chunk in chunks:
+            pending.append(self.pool.submit(read_files, chunk))
+            if len(pending) >= WINDOW:
+                break
+        while pending:
+            fut = pending.popleft()
+            nxt = next(chunks, None)
+            if nxt is not None:
+                pending.append(self.pool.submit(read_files, nxt))
+            yield from fut.result()
+
+
+def _chunks(tasks: Iterable[tuple[Task, int]]) -> Iterator[list[Task]]:
+    chunk: list[Task] = []
+    size = 0
+    for task, nbytes in tasks:
+        chunk.append(task)
+        size += nbytes
+        if size >= CHUNK_BYTES or len(chunk) >= CHUNK_FILES:
+            yield chunk
+            chunk, size = [], 0
+    if chunk:
+        yield chunk

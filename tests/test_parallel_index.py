@@ -1,0 +1,157 @@
+"""A cold index read in worker processes and bulk loaded ends up exactly as the
+one-file-at-a-time path does, loses nothing when it dies at any commit point,
+and reports a worker's read problems like an in-process read."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from backscroll import direct
+from backscroll.config import Config
+from backscroll.daemon import indexer as indexer_mod
+from backscroll.daemon import parallel
+from backscroll.daemon.indexer import build_hosts
+from backscroll.store import open_writer, schema
+from tests.conftest import DaemonFactory
+from tests.daemon.harness import dump_turns, fresh_index, populate
+from tests.test_reliability import Crash, config_for, crash_at, index_into
+
+
+@pytest.fixture
+def corpus(isolated_home: Path) -> list[Path]:
+    return populate(isolated_home, copies=3)
+
+
+def _in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BACKSCROLL_INDEX_WORKERS", "1")
+    monkeypatch.setattr(indexer_mod, "BULK_MIN_FILES", 10**9)
+
+
+def _parallel_bulk(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BACKSCROLL_INDEX_WORKERS", "2")
+    monkeypatch.setattr(indexer_mod, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(indexer_mod, "BULK_MIN_FILES", 1)
+
+
+def _count_pools(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    made: list[int] = []
+    real = parallel.ParallelReads.__init__
+
+    def init(self: parallel.ParallelReads, workers: int, *args: object) -> None:
+        made.append(workers)
+        real(self, workers, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(parallel.ParallelReads, "__init__", init)
+    return made
+
+
+def test_a_parallel_bulk_cold_index_equals_the_in_process_one(
+    tmp_path: Path, corpus: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _in_process(monkeypatch)
+    index_into(tmp_path / "serial")
+    expected = dump_turns(tmp_path / "serial" / "index.db")
+    assert len(expected) > 50
+    _parallel_bulk(monkeypatch)
+    pools = _count_pools(monkeypatch)
+    index_into(tmp_path / "parallel")
+    assert pools == [2]
+    assert dump_turns(tmp_path / "parallel" / "index.db") == expected
+    w = open_writer(tmp_path / "parallel" / "index.db")
+    assert schema.missing_indexes(w.conn) == []
+    w.close()
+
+
+def test_a_parallel_bulk_index_killed_at_any_commit_point_recovers_exactly(
+    tmp_path: Path, corpus: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _in_process(monkeypatch)
+    index_into(tmp_path / "fresh")
+    expected = dump_turns(tmp_path / "fresh" / "index.db")
+    _parallel_bulk(monkeypatch)
+    monkeypatch.setattr(indexer_mod, "BATCH_FILES", 4)
+    for k in (1, 3, 7, len(corpus)):
+        data = tmp_path / f"k{k}"
+        with pytest.raises(Crash):
+            index_into(data, crash_at(k))
+        assert set(dump_turns(data / "index.db")) <= set(expected), k
+        index_into(data)
+        assert dump_turns(data / "index.db") == expected, f"crash at commit point {k}"
+
+
+def test_a_workers_malformed_lines_and_unknown_versions_are_reported_as_in_process(
+    tmp_path: Path, corpus: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with open(corpus[0], "a", encoding="utf-8") as fh:
+        fh.write("{not json\n")
+    corpus[1].write_text(corpus[1].read_text().replace('"version":"2.', '"version":"99.'))
+    summaries = []
+    for arm, setup in (("serial", _in_process), ("parallel", _parallel_bulk)):
+        setup(monkeypatch)
+        writer = open_writer(tmp_path / arm / "index.db")
+        summaries.append(direct.make_indexer(config_for(tmp_path / arm), writer).reconcile())
+        rows = writer.file_rows()
+        assert rows[str(corpus[1])].error and "unknown format version" in rows[str(corpus[1])].error
+        writer.close()
+    serial, par = summaries
+    assert par.problems == serial.problems >= 1
+    assert (par.files_changed, par.turns_added) == (serial.files_changed, serial.turns_added)
+    assert dump_turns(tmp_path / "parallel" / "index.db") == dump_turns(
+        tmp_path / "serial" / "index.db"
+    )
+
+
+def test_what_a_worker_read_raises_comes_back_to_the_writer(isolated_home: Path) -> None:
+    spec = next(s for s in build_hosts(Config()) if s.host == "claude-code")
+    gone = isolated_home / ".claude" / "projects" / "-p" / "gone.jsonl"
+    outcome = parallel.read_file(spec, gone, None)
+    with pytest.raises(FileNotFoundError):
+        outcome.get()
+
+
+def test_a_process_with_threads_starts_its_readers_from_a_fork_server(
+    tmp_path: Path, corpus: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _in_process(monkeypatch)
+    index_into(tmp_path / "serial")
+    _parallel_bulk(monkeypatch)
+    pools = _count_pools(monkeypatch)
+    started = threading.Event()
+    release = threading.Event()
+
+    def other_thread() -> None:  # as in the daemon: the loop, the watcher, ...
+        started.set()
+        release.wait(60)
+
+    thread = threading.Thread(target=other_thread)
+    thread.start()
+    started.wait(10)
+    try:
+        assert parallel._context().get_start_method() != "fork"
+        index_into(tmp_path / "parallel")
+    finally:
+        release.set()
+        thread.join()
+    assert pools == [2]
+    assert dump_turns(tmp_path / "parallel" / "index.db") == dump_turns(
+        tmp_path / "serial" / "index.db"
+    )
+
+
+def test_a_daemons_first_index_read_by_worker_processes_equals_a_fresh_index(
+    tmp_path: Path, daemon_factory: DaemonFactory
+) -> None:
+    files = populate(tmp_path / "home", copies=90)
+    assert sum(p.stat().st_size for p in files) > indexer_mod.PARALLEL_MIN_BYTES
+    d = daemon_factory(env={"BACKSCROLL_INDEX_WORKERS": "2"})
+    d.sync()
+    assert d.stop() == 0
+    assert '"event": "parallel_read"' in d.stderr_text()
+    assert "pool_error" not in d.stderr_text()
+    assert dump_turns(d.db_path) == fresh_index(tmp_path, tmp_path / "fresh")
+    w = open_writer(d.db_path)
+    assert schema.missing_indexes(w.conn) == []
+    w.close()
