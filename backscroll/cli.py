@@ -3,6 +3,7 @@ fall back to reading the index directly when it does not."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -35,6 +36,11 @@ def _config_file(args: argparse.Namespace) -> Path | None:
     from pathlib import Path
 
     return Path(args.config)
+
+
+def _color(stream: Any) -> bool:
+    """Bold on a terminal, unless ``NO_COLOR`` is set to anything (no-color.org)."""
+    return bool(stream.isatty()) and not os.environ.get("NO_COLOR")
 
 
 def _emit(data: Any) -> None:
@@ -203,19 +209,24 @@ def _parse_date(text: str) -> float:
 def cmd_search(args: argparse.Namespace) -> int:
     from backscroll.access import needs_config
 
+    from backscroll.wording import worded
+
     if getattr(args, "team", False):
         from backscroll.cli_team import search_team
 
+        params: dict[str, Any] = {"any": args.any or None}
         result = search_team(args, _config(args), _search_params)
     else:
         # Loaded once (and only when a config file exists): it sets limits and the socket.
         cfg = _config(args) if needs_config(_config_file(args)) else None
-        result = _query(args, "search", _search_params(args, cfg), cfg)
+        params = _search_params(args, cfg)
+        result = _query(args, "search", params, cfg)
+    result = worded(result, "cli", params)
     if args.json:
         _emit(result)
     else:
-        print(render.hits(result, sys.stdout.isatty()))
-    return 0
+        print(render.hits(result, sys.stdout.isatty(), _color(sys.stdout)))
+    return 0 if result.get("hits") else 1  # like grep: 1 when nothing matched
 
 
 def cmd_sessions(args: argparse.Namespace) -> int:
@@ -230,7 +241,9 @@ def cmd_sessions(args: argparse.Namespace) -> int:
         }.items()
         if v is not None
     }
-    result = _query(args, "sessions", params)
+    from backscroll.wording import worded
+
+    result = worded(_query(args, "sessions", params), "cli", params)
     _emit(result) if args.json else print(render.sessions(result))
     return 0
 
@@ -241,8 +254,10 @@ def cmd_show(args: argparse.Namespace) -> int:
         params["around"] = args.around
     if getattr(args, "host", None):
         params["host"] = args.host
-    result = _query(args, "session", params)
-    _emit(result) if args.json else print(render.session(result, sys.stdout.isatty()))
+    from backscroll.wording import worded
+
+    result = worded(_query(args, "session", params), "cli", params)
+    _emit(result) if args.json else print(render.session(result, _color(sys.stdout)))
     return 0 if result.get("session") else 1
 
 
@@ -492,8 +507,45 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _undecodable(argv: list[str]) -> str | None:
+    """The first argument that is not valid UTF-8 (Python keeps its bytes as
+    surrogates), shown with the bad bytes escaped; None when all are valid."""
+    for arg in argv:
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            return arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return None
+
+
+def _quiet_pipe() -> int:
+    """A closed pipe (``backscroll search x | head -1``) ends quietly: stdout is
+    pointed at /dev/null so the interpreter's final flush cannot fail loudly."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    return 0
+
+
+def _fail(args: Any, text: str, code: int) -> int:
+    """An error on stderr, and as one JSON object on stdout with ``--json``."""
+    if getattr(args, "json", False):
+        with contextlib.suppress(BrokenPipeError):
+            _emit({"schema": 1, "error": {"message": text, "exit_code": code}})
+    print(f"backscroll: {text}", file=sys.stderr)
+    return code
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    bad = _undecodable(argv)
+    if bad is not None:
+        print(
+            f"backscroll: the argument {bad!r} is not valid UTF-8; pass text in UTF-8 "
+            "(check the terminal's or the script's encoding, e.g. LANG=C.UTF-8)",
+            file=sys.stderr,
+        )
+        return 2
     if len(argv) == 2 and argv[0] == "hook":
         # The prompt hook runs before every prompt: skip building the whole parser.
         from backscroll.cli_agents import HOOK_HOSTS
@@ -511,20 +563,20 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser(_command_of(argv)).parse_args(argv)
     handler: Handler = args.func
     try:
-        return handler(args)
+        code = handler(args)
+        sys.stdout.flush()
+        return code
     except BackscrollError as exc:
-        print(f"backscroll: {exc}", file=sys.stderr)
-        return 2
+        return _fail(args, str(exc), 2)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
-        return 0
+        return _quiet_pipe()
     except Exception as exc:
         if os.environ.get("BACKSCROLL_DEBUG") == "1":
             raise
-        print(
-            f"backscroll: unexpected error: {exc!r} "
-            "(run with BACKSCROLL_DEBUG=1 for the traceback)",
-            file=sys.stderr,
+        return _fail(
+            args,
+            f"unexpected error: {exc!r} (run with BACKSCROLL_DEBUG=1 for the traceback)",
+            1,
         )
-        return 1

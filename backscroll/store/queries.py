@@ -125,8 +125,8 @@ def sessions(p: SessionsParams) -> Query:
         }
         for r in rows
     ]
-    message = None if items else "no sessions match; drop filters or check `backscroll status`"
-    return {"schema": RESULT_SCHEMA, "sessions": items, "message": message}
+    reason = None if items else {"code": "no_sessions"}
+    return {"schema": RESULT_SCHEMA, "sessions": items, "message": None, "reason": reason}
 
 
 def session(p: SessionParams) -> Query:
@@ -149,16 +149,20 @@ def session(p: SessionParams) -> Query:
             "schema": RESULT_SCHEMA,
             "session": None,
             "turns": [],
-            "message": f"no session id starts with {p.session!r}; list them with "
-            "`backscroll sessions`",
+            "message": None,
+            "reason": {"code": "no_such_session", "session": p.session},
         }
     if len(found) > 1:
-        ids = ", ".join(f"{r[2]} ({r[1]})" for r in found[:5])
         return {
             "schema": RESULT_SCHEMA,
             "session": None,
             "turns": [],
-            "message": f"{p.session!r} is ambiguous: {ids}; give more of the id",
+            "message": None,
+            "reason": {
+                "code": "ambiguous_session",
+                "session": p.session,
+                "candidates": [{"session_id": r[2], "host": r[1]} for r in found[:5]],
+            },
         }
     r = found[0]
     count = yield ("SELECT count(*) FROM turns WHERE session = ?", (r[0],))
@@ -204,20 +208,20 @@ def session(p: SessionParams) -> Query:
         },
         "turns": turns,
         "window": {"first": offset + 1, "last": offset + len(turns), "total": total},
-        "message": _window_message(turns, p.around if past_end else None, total),
+        "message": None,
+        "reason": _window_reason(turns, p.around if past_end else None, total),
     }
 
 
-def _window_message(turns: list[dict[str, Any]], past: int | None, total: int) -> str | None:
+def _window_reason(
+    turns: list[dict[str, Any]], past: int | None, total: int
+) -> dict[str, Any] | None:
     """Why the window holds what it does (None: it holds what was asked for)."""
     if total == 0:
-        return "this session has no indexed turns"
+        return {"code": "session_empty"}
     if past is not None:
-        return (
-            f"turn {past} is past the end: this session has {total} turn(s); "
-            f"showing the last {len(turns)}"
-        )
-    return None if turns else "this session has no indexed turns in that window"
+        return {"code": "past_end", "around": past, "total": total, "shown": len(turns)}
+    return None if turns else {"code": "window_empty"}
 
 
 def totals() -> Query:
