@@ -208,7 +208,6 @@ def _parse_date(text: str) -> float:
 
 def cmd_search(args: argparse.Namespace) -> int:
     from backscroll.access import needs_config
-
     from backscroll.wording import worded
 
     if getattr(args, "team", False):
