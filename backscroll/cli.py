@@ -540,7 +540,7 @@ def main(argv: list[str] | None = None) -> int:
     bad = _undecodable(argv)
     if bad is not None:
         print(
-            f"backscroll: the argument {bad!r} is not valid UTF-8; pass text in UTF-8 "
+            f"backscroll: the argument '{bad}' is not valid UTF-8; pass text in UTF-8 "
             "(check the terminal's or the script's encoding, e.g. LANG=C.UTF-8)",
             file=sys.stderr,
         )

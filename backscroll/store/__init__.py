@@ -18,9 +18,22 @@ if TYPE_CHECKING:
 
 def ensure_private_dir(path: Path) -> None:
     """Create ``path`` (and parents) and make it 0700 whatever the umask."""
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    if (path.stat().st_mode & 0o777) != 0o700:
-        os.chmod(path, 0o700)
+    try:
+        path.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if (path.stat().st_mode & 0o777) != 0o700:
+            os.chmod(path, 0o700)
+    except OSError as exc:
+        raise DatabaseError(data_dir_problem(path, exc)) from None
+
+
+def data_dir_problem(path: Path, exc: OSError) -> str:
+    """What is wrong with the data directory ``path``, naming it and the fix."""
+    where = f" ({exc.filename})" if exc.filename and str(exc.filename) != str(path) else ""
+    return (
+        f"cannot use the data directory {path}: {exc.strerror or exc}{where}; make it a "
+        f"directory you own (`mkdir -p {path} && chmod 700 {path}`) or point "
+        "BACKSCROLL_HOME at one (`backscroll doctor` checks it)"
+    )
 
 
 def private_files(db: Path) -> None:
@@ -47,7 +60,13 @@ def open_writer(db: Path, *, check: bool = False) -> IndexWriter:
 def open_readonly(db: Path) -> sqlite3.Connection:
     """A read-only connection for queries (the daemon uses aiosqlite instead)."""
     schema.refuse_if_marked(db)
-    conn = schema.connect(db, readonly=True)
+    try:
+        conn = schema.connect(db, readonly=True)
+    except sqlite3.OperationalError as exc:
+        if db.parent.is_dir():
+            raise
+        missing = OSError(2, "not a directory or missing", str(db.parent))
+        raise DatabaseError(data_dir_problem(db.parent, missing) + f" ({exc})") from None
     schema.check_integrity(conn, db)
     return conn
 
