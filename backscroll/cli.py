@@ -157,9 +157,7 @@ class _Progress:
 
 def _search_params(args: argparse.Namespace, cfg: Any) -> dict[str, Any]:
     limits = cfg.limits if cfg is not None else None
-    project = args.project
-    if args.here:
-        project = os.getcwd()
+    project = project_of(args)
     since = None
     if args.since:
         since = _parse_date(args.since)
@@ -183,6 +181,16 @@ def _search_params(args: argparse.Namespace, cfg: Any) -> dict[str, Any]:
         }.items()
         if v is not None
     }
+
+
+def project_of(args: argparse.Namespace) -> str | None:
+    """The project path asked for, absolute: ``--here`` is the current directory,
+    ``--project`` is resolved against it (``~`` expanded). The store matches it or,
+    from a subdirectory, the deepest indexed project above it."""
+    if getattr(args, "here", False):
+        return os.getcwd()
+    project: str | None = getattr(args, "project", None)
+    return os.path.abspath(os.path.expanduser(project)) if project else None
 
 
 def _query_text(words: list[str]) -> str:
@@ -233,7 +241,7 @@ def cmd_sessions(args: argparse.Namespace) -> int:
         k: v
         for k, v in {
             "host": args.host,
-            "project": os.getcwd() if args.here else args.project,
+            "project": project_of(args),
             "since_days": args.since_days,
             "session": args.session,
             "limit": args.limit,

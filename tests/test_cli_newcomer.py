@@ -119,3 +119,33 @@ def test_a_data_directory_that_is_a_file_is_named_with_the_fix(
         assert done.returncode == 2, command
         assert f"cannot use the data directory {blocker / 'data'}" in done.stderr, command
         assert "BACKSCROLL_HOME" in done.stderr and "unexpected error" not in done.stderr
+
+
+def test_project_paths_resolve_relative_and_here_works_from_a_subdirectory(
+    isolated_home: Path, tmp_path: Path
+) -> None:
+    project = tmp_path / "work" / "spotter"
+    (project / "lib" / "deep").mkdir(parents=True)
+    (tmp_path / "work" / "other").mkdir()
+    claude = isolated_home / ".claude" / "projects" / "-work-spotter"
+    claude.mkdir(parents=True)
+    text = (FIXTURES / "claude-code" / "spotter-tool_heavy.jsonl").read_text()
+    (claude / f"{CLAUDE_SID}.jsonl").write_text(
+        text.replace("/home/marco/projects/spotter", str(project))
+    )
+    assert _cli("index").returncode == 0
+    for cwd, args in (
+        (project, ("--here",)),
+        (project / "lib" / "deep", ("--here",)),
+        (project / "lib", ("--project", ".")),
+        (tmp_path / "work", ("--project", "spotter")),
+    ):
+        found = _cli("search", "--json", "phoenix", *args, cwd=cwd)
+        assert found.returncode == 0, (cwd, args, found.stdout)
+        assert {h["project"] for h in json.loads(found.stdout)["hits"]} == {str(project)}
+        listed = _cli("sessions", "--json", *args, cwd=cwd)
+        assert [s["session_id"] for s in json.loads(listed.stdout)["sessions"]] == [CLAUDE_SID]
+    elsewhere = _cli("search", "--json", "phoenix", "--here", cwd=tmp_path / "work" / "other")
+    assert elsewhere.returncode == 1 and json.loads(elsewhere.stdout)["hits"] == []
+    above = _cli("sessions", "--json", "--here", cwd=tmp_path / "work")
+    assert json.loads(above.stdout)["sessions"] == []  # a parent is not inside the project

@@ -88,8 +88,15 @@ def session_filters(
         where.append("s.host = ?")
         args.append(host)
     if project:
-        where.append("s.project = ?")
-        args.append(project.rstrip("/") or "/")
+        # The project the path is in: its own sessions, or (from a subdirectory) those
+        # of the deepest indexed project above it, so `--here` works anywhere inside one.
+        where.append(
+            "s.project = (SELECT project FROM sessions WHERE project = ?"
+            " OR substr(?, 1, length(project) + 1) = project || '/'"
+            " ORDER BY length(project) DESC LIMIT 1)"
+        )
+        path = project.rstrip("/") or "/"
+        args.extend([path, path])
     if session:
         where.append("s.session_id LIKE ? ESCAPE '\\'")
         args.append(like_prefix(session))
