@@ -64,6 +64,23 @@ def test_explain_counts_bytes_appended_since_the_last_index(
     assert out["notes"] == ["17 bytes after the saved position are not indexed yet"]
 
 
+def test_explain_a_subagent_transcript_names_include_subagents(
+    isolated_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sub = isolated_home / ".claude" / "projects" / "-p" / "sess1" / "subagents"
+    sub.mkdir(parents=True)
+    path = sub / "agent-aac57f5.jsonl"
+    path.write_bytes((FIXTURE.parent / "spotter-ae4a77f8-subagents-agent-aac57f5.jsonl")
+                     .read_bytes())  # fmt: skip
+    assert cli.main(["index"]) == 0
+    capsys.readouterr()
+    _code, out = run_json(capsys, "explain", str(path), "--json")
+    assert out["owner"] == "claude-code" and out["row"]["turns"] == 0
+    assert len(out["notes"]) == 1
+    assert "hosts.claude-code.include_subagents is false" in out["notes"][0]
+    assert "not indexed yet" not in out["notes"][0]
+
+
 def test_explain_a_transcript_not_indexed_yet(
     isolated_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
