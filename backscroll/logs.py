@@ -165,8 +165,8 @@ def show(
     for text in _tail((t for t in shown if t is not None), lines):
         out.write(text + "\n")
     for line in after or ():
-        text = format_line(line, level, raw)
-        if text is not None:
-            out.write(text + "\n")
+        new = format_line(line, level, raw)
+        if new is not None:
+            out.write(new + "\n")
             out.flush()
     return 0
