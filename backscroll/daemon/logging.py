@@ -39,5 +39,8 @@ def setup_logging(level: str = "info") -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter())
     root.addHandler(handler)
+    from backscroll.daemon.journal import prefix_priorities  # <N> under journald only
+
+    prefix_priorities(handler, sys.stderr)
     root.setLevel(getattr(logging, level.upper(), logging.INFO))
     root.propagate = False
