@@ -13,12 +13,16 @@ import re
 import time
 from collections.abc import Generator, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from backscroll.protocol import RESULT_SCHEMA, SessionParams, SessionsParams
+from backscroll.replies import Reason, SessionItem, SessionReply, SessionsReply, Turn
 
+R = TypeVar("R")
 Row = Sequence[Any]
 Query = Generator[tuple[str, tuple[Any, ...]], list[Row], Any]
+#: A query whose result has a known shape (one of :mod:`backscroll.replies`).
+Statements = Generator[tuple[str, tuple[Any, ...]], list[Row], R]
 
 MARK_START, MARK_END = "\x02", "\x03"
 
@@ -103,7 +107,7 @@ def session_filters(
     return where, args
 
 
-def sessions(p: SessionsParams) -> Query:
+def sessions(p: SessionsParams) -> Statements[SessionsReply]:
     where, args = session_filters(p.host, p.project, p.session)
     if p.since_days is not None:
         where.append("coalesce(s.updated_at, s.started_at) >= ?")
@@ -117,7 +121,7 @@ def sessions(p: SessionsParams) -> Query:
         " ORDER BY coalesce(s.updated_at, s.started_at, 0) DESC LIMIT ?",
         (*args, p.limit),
     )
-    items = [
+    items: list[SessionItem] = [
         {
             "host": r[0],
             "session_id": r[1],
@@ -132,11 +136,11 @@ def sessions(p: SessionsParams) -> Query:
         }
         for r in rows
     ]
-    reason = None if items else {"code": "no_sessions"}
+    reason: Reason | None = None if items else {"code": "no_sessions"}
     return {"schema": RESULT_SCHEMA, "sessions": items, "message": None, "reason": reason}
 
 
-def session(p: SessionParams) -> Query:
+def session(p: SessionParams) -> Statements[SessionReply]:
     args: list[Any] = [like_prefix(p.session)]
     host = ""
     if p.host:
@@ -184,7 +188,7 @@ def session(p: SessionParams) -> Query:
         " ORDER BY coalesce(ts, 0), seq, id LIMIT ? OFFSET ?",
         (r[0], window, offset),
     )
-    turns = []
+    turns: list[Turn] = []
     for i, t in enumerate(rows):
         text, _spans, truncated, _full = excerpt(str(t[2]), p.max_turn_chars or 2000)
         turns.append(
@@ -220,9 +224,7 @@ def session(p: SessionParams) -> Query:
     }
 
 
-def _window_reason(
-    turns: list[dict[str, Any]], past: int | None, total: int
-) -> dict[str, Any] | None:
+def _window_reason(turns: list[Turn], past: int | None, total: int) -> Reason | None:
     """Why the window holds what it does (None: it holds what was asked for)."""
     if total == 0:
         return {"code": "session_empty"}

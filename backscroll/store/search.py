@@ -10,16 +10,17 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Generator, Sequence
-from typing import Any
+from typing import Any, cast
 
 from backscroll import rarity
 from backscroll.protocol import RESULT_SCHEMA, SearchParams
+from backscroll.replies import Hit, Reason, SearchReply
 from backscroll.store import doc_freq, match
 from backscroll.store.queries import (
     MARK_END,
     MARK_START,
-    Query,
     Row,
+    Statements,
     excerpt,
     iso,
     session_filters,
@@ -83,11 +84,13 @@ _HIT_COLS = (
 )
 
 
-def search(p: SearchParams, *, fts: bool, enabled_hosts: Sequence[str] | None = None) -> Query:
+def search(
+    p: SearchParams, *, fts: bool, enabled_hosts: Sequence[str] | None = None
+) -> Statements[SearchReply]:
     now = time.time()
     parsed = match.parse(p.query)
     terms = parsed.terms
-    out: dict[str, Any] = {
+    out: SearchReply = {
         "schema": RESULT_SCHEMA,
         "query": p.query,
         "hits": [],
@@ -207,7 +210,7 @@ def _rare_first(
 
 def _explain_empty(
     p: SearchParams, parsed: match.Parsed, fts: bool, now: float
-) -> Generator[tuple[str, tuple[Any, ...]], list[Row], dict[str, Any]]:
+) -> Generator[tuple[str, tuple[Any, ...]], list[Row], Reason]:
     """Why nothing matched, as a code with fields (the clients word it)."""
     words = " ".join(parsed.terms)
     if p.since_days is not None or p.since is not None:
@@ -283,7 +286,7 @@ def _mark_plain(text: str, terms: list[str]) -> str:
 
 
 def _bound(
-    out: dict[str, Any], hits: list[dict[str, Any]], p: SearchParams
+    out: SearchReply, hits: list[dict[str, Any]], p: SearchParams
 ) -> Generator[tuple[str, tuple[Any, ...]], list[Row], None]:
     budget = p.max_total_chars or 6000
     per_turn = p.max_turn_chars or 800
@@ -329,7 +332,7 @@ def _bound(
     for hit in kept:
         for key in [k for k in hit if k.startswith("_")]:
             del hit[key]
-    out["hits"] = kept
+    out["hits"] = cast(list[Hit], kept)  # the private "_" keys are gone
     out["dropped"] = max(out["total"] - len(kept) - out.get("duplicates", 0), 0)
     if out["dropped"] and not out["reason"]:
         out["reason"] = {
