@@ -140,3 +140,20 @@ class SessionReply(TypedDict):
     reason: Reason | None
     window: NotRequired[Window]
     daemon: NotRequired[bool]
+
+
+class HostTotals(TypedDict):
+    files: int
+    missing_files: int
+    unreadable_files: int
+    sessions: int
+    turns: int
+    last_indexed: NotRequired[str | None]
+
+
+class Totals(TypedDict):
+    """The index's part of a ``status`` reply (the daemon adds its own state, roots
+    and team fields; the direct path adds ``daemon: false``)."""
+
+    hosts: dict[str, HostTotals]
+    last_indexed: str | None

@@ -39,3 +39,11 @@ def test_each_printed_reply_has_exactly_the_typed_fields(
         _fits(entry, item, f"{golden}.{items}[{i}]")
     if data.get("reason"):
         assert set(data["reason"]) <= set(replies.Reason.__annotations__)
+
+
+def test_the_printed_status_carries_the_typed_index_totals() -> None:
+    data = json.loads((GOLDEN / "status.json").read_text())
+    volatile = {"last_indexed"}  # left out of the golden files (a time)
+    assert set(replies.Totals.__annotations__) - volatile <= set(data)
+    for host, entry in data["hosts"].items():
+        _fits(entry, replies.HostTotals, f"status.hosts.{host}")

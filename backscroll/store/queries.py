@@ -16,7 +16,15 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from backscroll.protocol import RESULT_SCHEMA, SessionParams, SessionsParams
-from backscroll.replies import Reason, SessionItem, SessionReply, SessionsReply, Turn
+from backscroll.replies import (
+    HostTotals,
+    Reason,
+    SessionItem,
+    SessionReply,
+    SessionsReply,
+    Totals,
+    Turn,
+)
 
 R = TypeVar("R")
 Row = Sequence[Any]
@@ -233,7 +241,7 @@ def _window_reason(turns: list[Turn], past: int | None, total: int) -> Reason | 
     return None if turns else {"code": "window_empty"}
 
 
-def totals() -> Query:
+def totals() -> Statements[Totals]:
     """Per-host files, sessions and turns, and the time of the last completed index."""
     files = yield (
         "SELECT host, count(*), sum(missing), sum(error IS NOT NULL), max(indexed_at)"
@@ -245,9 +253,9 @@ def totals() -> Query:
         "SELECT s.host, count(*) FROM turns t JOIN sessions s ON s.id = t.session GROUP BY s.host",
         (),
     )
-    hosts: dict[str, dict[str, Any]] = {}
+    hosts: dict[str, HostTotals] = {}
 
-    def entry(h: str) -> dict[str, Any]:
+    def entry(h: str) -> HostTotals:
         return hosts.setdefault(
             h, {"files": 0, "missing_files": 0, "unreadable_files": 0, "sessions": 0, "turns": 0}
         )
@@ -255,7 +263,7 @@ def totals() -> Query:
     last = None
     for h, n, missing, bad, at in files:
         e = entry(h)
-        e.update(files=n, missing_files=missing or 0, unreadable_files=bad or 0)
+        e["files"], e["missing_files"], e["unreadable_files"] = n, missing or 0, bad or 0
         e["last_indexed"] = iso(at)
         last = max(last or 0, at or 0) or None
     for h, n in sess:
