@@ -3,7 +3,6 @@ fall back to reading the index directly when it does not."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import sys
@@ -528,15 +527,19 @@ def _undecodable(argv: list[str]) -> str | None:
 def _quiet_pipe() -> int:
     """A closed pipe (``backscroll search x | head -1``) ends quietly: stdout is
     pointed at /dev/null so the interpreter's final flush cannot fail loudly."""
-    with contextlib.suppress(OSError, ValueError):
+    try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no stdout at all: nothing to quieten
+        pass
     return 0
 
 
 def _fail(args: Any, text: str, code: int) -> int:
     """An error on stderr, and as one JSON object on stdout with ``--json``."""
     if getattr(args, "json", False):
+        import contextlib  # an error path: not imported on the way to a result
+
         with contextlib.suppress(BrokenPipeError):
             _emit({"schema": 1, "error": {"message": text, "exit_code": code}})
     print(f"backscroll: {text}", file=sys.stderr)
