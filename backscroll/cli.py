@@ -16,7 +16,7 @@ TYPE_CHECKING = False  # typing is not imported at run time: this is the CLI's h
 if TYPE_CHECKING:
     import argparse
     from pathlib import Path
-    from typing import Any
+    from typing import Any, NoReturn
 
     Option = tuple[str, dict[str, Any]]
 
@@ -416,7 +416,7 @@ def _command_of(argv: list[str]) -> str | None:
     return None
 
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+def build_parser(only: str | None = None, json_errors: bool = False) -> argparse.ArgumentParser:
     import argparse
 
     class Formatter(argparse.HelpFormatter):
@@ -433,6 +433,12 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             kwargs.setdefault("formatter_class", Formatter)
             super().__init__(*args, **kwargs)
+
+        def error(self, message: str) -> NoReturn:
+            if json_errors:  # `--json` was given: a usage error is JSON on stdout too
+                _emit({"schema": 1, "error": {"message": f"{self.prog}: {message}",
+                                              "exit_code": 2}})  # fmt: skip
+            super().error(message)
 
     parser = Parser(
         prog="backscroll",
@@ -570,7 +576,7 @@ def main(argv: list[str] | None = None) -> int:
         if args is not None:
             args.config = argv[1]
     if args is None:
-        args = build_parser(_command_of(argv)).parse_args(argv)
+        args = build_parser(_command_of(argv), "--json" in argv).parse_args(argv)
     handler: Handler = args.func
     try:
         code = handler(args)

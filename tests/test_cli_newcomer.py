@@ -59,6 +59,16 @@ def test_json_errors_are_one_json_object_on_stdout(isolated_home: Path, tmp_path
     assert str(bad) in done.stderr
 
 
+def test_a_usage_error_with_json_is_json_too(isolated_home: Path) -> None:
+    done = _cli("search", "--json", "--limit", "many", "walrus")
+    assert done.returncode == 2
+    error = json.loads(done.stdout)["error"]
+    assert "--limit: invalid int value: 'many'" in error["message"]
+    assert "usage:" in done.stderr
+    plain = _cli("search", "--limit", "many", "walrus")
+    assert plain.returncode == 2 and plain.stdout == ""
+
+
 def test_a_closed_pipe_ends_quietly(indexed: Path) -> None:
     r, w = os.pipe()
     os.close(r)  # the reader (`| head -0`) is already gone
