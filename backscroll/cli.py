@@ -16,7 +16,7 @@ TYPE_CHECKING = False  # typing is not imported at run time: this is the CLI's h
 if TYPE_CHECKING:
     import argparse
     from pathlib import Path
-    from typing import Any
+    from typing import Any, NoReturn
 
     Option = tuple[str, dict[str, Any]]
 
@@ -35,6 +35,11 @@ def _config_file(args: argparse.Namespace) -> Path | None:
     from pathlib import Path
 
     return Path(args.config)
+
+
+def _color(stream: Any) -> bool:
+    """Bold on a terminal, unless ``NO_COLOR`` is set to anything (no-color.org)."""
+    return bool(stream.isatty()) and not os.environ.get("NO_COLOR")
 
 
 def _emit(data: Any) -> None:
@@ -143,9 +148,7 @@ def _progress_bar(args: argparse.Namespace) -> Any:
 
 def _search_params(args: argparse.Namespace, cfg: Any) -> dict[str, Any]:
     limits = cfg.limits if cfg is not None else None
-    project = args.project
-    if args.here:
-        project = os.getcwd()
+    project = project_of(args)
     since = None
     if args.since:
         since = _parse_date(args.since)
@@ -171,6 +174,16 @@ def _search_params(args: argparse.Namespace, cfg: Any) -> dict[str, Any]:
     }
 
 
+def project_of(args: argparse.Namespace) -> str | None:
+    """The project path asked for, absolute: ``--here`` is the current directory,
+    ``--project`` is resolved against it (``~`` expanded). The store matches it or,
+    from a subdirectory, the deepest indexed project above it."""
+    if getattr(args, "here", False):
+        return os.getcwd()
+    project: str | None = getattr(args, "project", None)
+    return os.path.abspath(os.path.expanduser(project)) if project else None
+
+
 def _query_text(words: list[str]) -> str:
     """The query from the command line's words. A word holding spaces was quoted
     in the shell (``search "a phrase"``, ``search -"a phrase"``): it stays a phrase."""
@@ -194,20 +207,24 @@ def _parse_date(text: str) -> float:
 
 def cmd_search(args: argparse.Namespace) -> int:
     from backscroll.access import needs_config
+    from backscroll.wording import worded
 
     if getattr(args, "team", False):
         from backscroll.cli_team import search_team
 
+        params: dict[str, Any] = {"any": args.any or None}
         result = search_team(args, _config(args), _search_params)
     else:
         # Loaded once (and only when a config file exists): it sets limits and the socket.
         cfg = _config(args) if needs_config(_config_file(args)) else None
-        result = _query(args, "search", _search_params(args, cfg), cfg)
+        params = _search_params(args, cfg)
+        result = _query(args, "search", params, cfg)
+    result = worded(result, "cli", params)
     if args.json:
         _emit(result)
     else:
-        print(render.hits(result, sys.stdout.isatty()))
-    return 0
+        print(render.hits(result, sys.stdout.isatty(), _color(sys.stdout)))
+    return 0 if result.get("hits") else 1  # like grep: 1 when nothing matched
 
 
 def cmd_sessions(args: argparse.Namespace) -> int:
@@ -215,14 +232,16 @@ def cmd_sessions(args: argparse.Namespace) -> int:
         k: v
         for k, v in {
             "host": args.host,
-            "project": os.getcwd() if args.here else args.project,
+            "project": project_of(args),
             "since_days": args.since_days,
             "session": args.session,
             "limit": args.limit,
         }.items()
         if v is not None
     }
-    result = _query(args, "sessions", params)
+    from backscroll.wording import worded
+
+    result = worded(_query(args, "sessions", params), "cli", params)
     _emit(result) if args.json else print(render.sessions(result))
     return 0
 
@@ -233,8 +252,10 @@ def cmd_show(args: argparse.Namespace) -> int:
         params["around"] = args.around
     if getattr(args, "host", None):
         params["host"] = args.host
-    result = _query(args, "session", params)
-    _emit(result) if args.json else print(render.session(result, sys.stdout.isatty()))
+    from backscroll.wording import worded
+
+    result = worded(_query(args, "session", params), "cli", params)
+    _emit(result) if args.json else print(render.session(result, _color(sys.stdout)))
     return 0 if result.get("session") else 1
 
 
@@ -387,7 +408,7 @@ def _command_of(argv: list[str]) -> str | None:
     return None
 
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+def build_parser(only: str | None = None, json_errors: bool = False) -> argparse.ArgumentParser:
     import argparse
 
     class Formatter(argparse.HelpFormatter):
@@ -404,6 +425,12 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             kwargs.setdefault("formatter_class", Formatter)
             super().__init__(*args, **kwargs)
+
+        def error(self, message: str) -> NoReturn:
+            if json_errors:  # `--json` was given: a usage error is JSON on stdout too
+                _emit({"schema": 1, "error": {"message": f"{self.prog}: {message}",
+                                              "exit_code": 2}})  # fmt: skip
+            super().error(message)
 
     parser = Parser(
         prog="backscroll",
@@ -484,8 +511,49 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _undecodable(argv: list[str]) -> str | None:
+    """The first argument that is not valid UTF-8 (Python keeps its bytes as
+    surrogates), shown with the bad bytes escaped; None when all are valid."""
+    for arg in argv:
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            return arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return None
+
+
+def _quiet_pipe() -> int:
+    """A closed pipe (``backscroll search x | head -1``) ends quietly: stdout is
+    pointed at /dev/null so the interpreter's final flush cannot fail loudly."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no stdout at all: nothing to quieten
+        pass
+    return 0
+
+
+def _fail(args: Any, text: str, code: int) -> int:
+    """An error on stderr, and as one JSON object on stdout with ``--json``."""
+    if getattr(args, "json", False):
+        import contextlib  # an error path: not imported on the way to a result
+
+        with contextlib.suppress(BrokenPipeError):
+            _emit({"schema": 1, "error": {"message": text, "exit_code": code}})
+    print(f"backscroll: {text}", file=sys.stderr)
+    return code
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    bad = _undecodable(argv)
+    if bad is not None:
+        print(
+            f"backscroll: the argument '{bad}' is not valid UTF-8; pass text in UTF-8 "
+            "(check the terminal's or the script's encoding, e.g. LANG=C.UTF-8)",
+            file=sys.stderr,
+        )
+        return 2
     if len(argv) == 2 and argv[0] == "hook":
         # The prompt hook runs before every prompt: skip building the whole parser.
         from backscroll.cli_agents import HOOK_HOSTS
@@ -500,23 +568,23 @@ def main(argv: list[str] | None = None) -> int:
         if args is not None:
             args.config = argv[1]
     if args is None:
-        args = build_parser(_command_of(argv)).parse_args(argv)
+        args = build_parser(_command_of(argv), "--json" in argv).parse_args(argv)
     handler: Handler = args.func
     try:
-        return handler(args)
+        code = handler(args)
+        sys.stdout.flush()
+        return code
     except BackscrollError as exc:
-        print(f"backscroll: {exc}", file=sys.stderr)
-        return 2
+        return _fail(args, str(exc), 2)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
-        return 0
+        return _quiet_pipe()
     except Exception as exc:
         if os.environ.get("BACKSCROLL_DEBUG") == "1":
             raise
-        print(
-            f"backscroll: unexpected error: {exc!r} "
-            "(run with BACKSCROLL_DEBUG=1 for the traceback)",
-            file=sys.stderr,
+        return _fail(
+            args,
+            f"unexpected error: {exc!r} (run with BACKSCROLL_DEBUG=1 for the traceback)",
+            1,
         )
-        return 1

@@ -194,3 +194,7 @@ def register(sub: Any) -> None:
     p.add_argument("--file", help="read this log file instead")
     p.add_argument("--json", action="store_true", help="print the JSON lines as they are")
     p.set_defaults(func=cmd_logs)
+
+    from backscroll import cli_completion
+
+    cli_completion.register(sub)

@@ -184,7 +184,7 @@ def load(path: Path | None = None, *, known_hosts: tuple[str, ...] | None = None
 
     try:
         text = path.read_text(encoding="utf-8")
-        data = yaml.safe_load(text)
+        data = _load_yaml(text, str(path))
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError([f"{path}: cannot read it ({exc}); check its permissions"]) from exc
     except yaml.YAMLError as exc:
@@ -209,6 +209,61 @@ def _refuse_foreign(path: Path) -> None:
                 f"is not read. Fix: `chown {os.getuid()} {path}` if it is yours, or remove it"
             ]
         )
+
+
+def _load_yaml(text: str, source: str) -> Any:
+    """``yaml.safe_load``, except that a key given twice in one mapping is an error
+    (PyYAML would keep the last silently), named with its line."""
+    import yaml
+
+    duplicates: list[str] = []
+
+    class UniqueKeys(yaml.SafeLoader):
+        def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
+            seen: dict[Any, int] = {}
+            for key_node, _value in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node, deep=deep)
+                line = key_node.start_mark.line + 1
+                try:
+                    first = seen.setdefault(key, line)
+                except TypeError:  # an unhashable key: PyYAML reports it below
+                    continue
+                if first != line:
+                    duplicates.append(
+                        f"{source}: line {line}: the key {key!r} is given twice (first on "
+                        f"line {first}); keep one of them"
+                    )
+            return super().construct_mapping(node, deep)
+
+    loader = UniqueKeys(text)
+    try:
+        data = loader.get_single_data()
+    finally:
+        loader.dispose()
+    if duplicates:
+        raise ConfigError(duplicates)
+    return data
+
+
+#: Sizes, counts and intervals for which 0 makes no sense (0 is not "off").
+MUST_BE_POSITIVE = frozenset(
+    {
+        "index.rescan_minutes",
+        "index.max_line_bytes",
+        "limits.max_hits",
+        "limits.max_turn_chars",
+        "limits.max_total_chars",
+        "server.max_request_bytes",
+        "server.request_timeout_s",
+        "server.idle_timeout_s",
+        "server.max_connections",
+        "team.batch_size",
+        "team.interval_s",
+        "team.max_backoff_s",
+    }
+)
 
 
 def parse(data: Any, source: str, *, known_hosts: tuple[str, ...] | None = None) -> Config:
@@ -381,6 +436,12 @@ def _convert(tp: Any, value: Any, dotted: str, source: str, problems: list[str])
             kind = "a whole number" if tp is int else "a number"
             problems.append(
                 f"{source}: {dotted}: expected {kind} ≥ 0, got {value!r}; write one without quotes"
+            )
+            return _BAD
+        if value == 0 and dotted in MUST_BE_POSITIVE:
+            problems.append(
+                f"{source}: {dotted}: 0 makes no sense here; give a number above 0 "
+                "(or remove the line for the default)"
             )
             return _BAD
         return tp(value)

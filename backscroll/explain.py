@@ -44,8 +44,29 @@ def explain(cfg: Config, raw: str) -> dict[str, Any]:
         out["source"] = str(item.path)
     out["row"] = _row(cfg, item.path)
     out["indexed"] = out["row"] is not None
-    out["notes"] = _notes(out["row"], item.path, reader.kind, reader.version)
+    skipped = _subagent_skipped(cfg, reader.host, item.path)
+    if skipped:
+        out["notes"] = [skipped]
+    else:
+        out["notes"] = _notes(out["row"], item.path, reader.kind, reader.version)
     return out
+
+
+#: Hosts that write each sub-agent's transcript to a file of its own.
+SUBAGENT_FILES = ("claude-code",)
+
+
+def _subagent_skipped(cfg: Config, host: str, path: Path) -> str | None:
+    """Why a sub-agent's own transcript holds no indexed turns, when that is why."""
+    if host not in SUBAGENT_FILES or cfg.host(host).include_subagents:
+        return None
+    if path.parent.name != "subagents" and not path.name.startswith("agent-"):
+        return None
+    return (
+        f"a sub-agent's transcript: its turns are not indexed while hosts.{host}."
+        f"include_subagents is false; set it to true in the config to index them under "
+        "the parent session"
+    )
 
 
 def _row(cfg: Config, path: Path) -> dict[str, Any] | None:

@@ -83,24 +83,46 @@ def _follow_file(fh: IO[str]) -> Iterator[str]:
             partial = ""
 
 
-def read_file(path: Path, follow: bool, lines: int | None) -> Iterator[str]:
+def read_file(path: Path, follow: bool) -> tuple[Iterable[str], Iterator[str] | None]:
+    """The file's lines so far, and (with ``follow``) the lines written after."""
     try:
-        fh = open(path, encoding="utf-8", errors="replace")  # noqa: SIM115 - closed below
+        fh = open(path, encoding="utf-8", errors="replace")  # noqa: SIM115 - read to the end
     except OSError as exc:
         raise BackscrollError(f"cannot read the log file {path} ({exc.strerror or exc})") from None
-    with fh:
-        yield from _tail(fh, lines)
+    history = fh.readlines()
+    if not follow:
+        fh.close()
+        return history, None
+    return history, _follow_file(fh)
+
+
+JOURNAL = ["journalctl", "--user", "-u", "backscroll", "-o", "cat", "--no-pager", "-q"]
+
+
+def read_journal(follow: bool, lines: int | None) -> tuple[Iterable[str], Iterator[str] | None]:
+    """The unit's journal so far (the last ``lines``, or all of it when lines are
+    filtered first), and (with ``follow``) the lines written after."""
+    argv = [*JOURNAL, "-n", str(lines)] if lines is not None else JOURNAL
+    done = subprocess.run(argv, capture_output=True, text=True, errors="replace", check=False)
+    history = done.stdout.splitlines(keepends=True)
+    if not history:
+        why = (
+            "the journal holds no line of the backscroll user unit"
+            + (f" ({done.stderr.strip()})" if done.stderr.strip() else "")
+            + ": the daemon has not run as the systemd user service here (install it with "
+            "`backscroll service install`), or it logs elsewhere (read that file with "
+            "`backscroll logs --file FILE`)"
+        )
         if follow:
-            yield from _follow_file(fh)
+            raise BackscrollError(why + "; nothing to follow")
+        print(f"backscroll: {why}", file=sys.stderr)
+    return history, (_follow_journal() if follow else None)
 
 
-def read_journal(follow: bool, lines: int | None) -> Iterator[str]:
-    argv = ["journalctl", "--user", "-u", "backscroll", "-o", "cat", "--no-pager"]
-    if follow:
-        argv.append("-f")
-    if lines is not None:
-        argv += ["-n", str(lines)]
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, errors="replace")
+def _follow_journal() -> Iterator[str]:
+    proc = subprocess.Popen(
+        [*JOURNAL, "-f", "-n", "0"], stdout=subprocess.PIPE, text=True, errors="replace"
+    )
     assert proc.stdout is not None
     try:
         yield from proc.stdout
@@ -131,13 +153,20 @@ def show(
     lines: int | None = None,
     out: IO[str] | None = None,
 ) -> int:
+    """Print the log: lines below ``level`` are left out *before* the last ``lines``
+    are counted, so ``--level error -n 5`` shows the last five errors."""
     out = out or sys.stdout
     _kind, path = source(file)
-    stream = read_file(path, follow, lines) if path is not None else read_journal(follow, lines)
-    for line in stream:
-        text = format_line(line, level, raw)
-        if text is not None:
-            out.write(text + "\n")
-            if follow:
-                out.flush()
+    if path is not None:
+        history, after = read_file(path, follow)
+    else:
+        history, after = read_journal(follow, None if level else lines)
+    shown = (format_line(line, level, raw) for line in history)
+    for text in _tail((t for t in shown if t is not None), lines):
+        out.write(text + "\n")
+    for line in after or ():
+        new = format_line(line, level, raw)
+        if new is not None:
+            out.write(new + "\n")
+            out.flush()
     return 0

@@ -20,7 +20,6 @@ import contextlib
 import json
 import logging
 import os
-import re
 import sys
 from collections.abc import Callable, Mapping
 from typing import IO, Any
@@ -29,6 +28,7 @@ from backscroll import __version__, recall
 from backscroll.config import Config
 from backscroll.errors import BackscrollError
 from backscroll.mcp_tools import DEFAULT_WINDOW, MAX_CONTEXT, MAX_WINDOW, TOOL_NAMES, TOOLS
+from backscroll.wording import worded
 
 log = logging.getLogger("backscroll")
 
@@ -139,17 +139,19 @@ def call_tool(
     if name == "search_history":
         params = search_params(cfg, args, caller)
         if _team(args):
-            result = for_tool(_team_search(cfg, params))
+            result = worded(_team_search(cfg, params), "mcp", params)
         else:
-            result = for_tool(query(cfg, "search", params))
+            result = worded(query(cfg, "search", params), "mcp", params)
         framed = recall.frame_search(result, caller, budget)
         return framed.text, _structured(result, caller, "hits", framed.shown)
     if name == "list_sessions":
-        result = query(cfg, "sessions", sessions_params(args))
+        params = sessions_params(args)
+        result = worded(query(cfg, "sessions", params), "mcp", params)
         framed = recall.frame_sessions(result, budget)
         return framed.text, _structured(result, caller, "sessions", framed.shown)
     if name == "read_session":
-        result = query(cfg, "session", session_params(cfg, args))
+        params = session_params(cfg, args)
+        result = worded(query(cfg, "session", params), "mcp", params)
         framed = recall.frame_session(result, caller, budget)
         return framed.text, _structured(result, caller, "turns", framed.shown)
     raise RpcError(INVALID_PARAMS, f"unknown tool {name!r}; the tools are {', '.join(TOOL_NAMES)}")
@@ -169,18 +171,6 @@ def _team_search(cfg: Config, params: dict[str, Any]) -> dict[str, Any]:
     from backscroll.team.query import search
 
     return search(cfg, params)
-
-
-def for_tool(result: Mapping[str, Any]) -> dict[str, Any]:
-    """The result with its message worded for this tool's arguments, not CLI flags."""
-    out = dict(result)
-    message = out.get("message")
-    if isinstance(message, str):
-        message = message.replace(", use fewer words, or try --any", " or use fewer words")
-        message = re.sub(r",? or (try )?--any", "", message)
-        message = message.replace("--since-days", "days")
-        out["message"] = re.sub(r"--([a-z]+)", r"\1", message)
-    return out
 
 
 def _structured(

@@ -93,6 +93,8 @@ _COMMON = {
     "schema": {"type": "integer", "const": 1},
     "notice": _STR,
     "message": _OPT_STR,
+    # Why the answer is empty or short, as data ({"code": ..., fields}); message words it.
+    "reason": {"type": ["object", "null"], "properties": {"code": _STR}},
     "daemon": _BOOL,
 }
 

@@ -29,7 +29,9 @@ def _date(ts: str | None) -> str:
     return (ts or "????-??-??")[:16].replace("T", " ")
 
 
-def hits(result: dict[str, Any], tty: bool) -> str:
+def hits(result: dict[str, Any], tty: bool, color: bool | None = None) -> str:
+    """``tty``: a person reads (notes shown); ``color``: bold (default: ``tty``)."""
+    color = tty if color is None else color
     lines: list[str] = []
     if result.get("daemon") is False and tty:
         lines.append("(no daemon running: searched the index directly)")
@@ -42,14 +44,14 @@ def hits(result: dict[str, Any], tty: bool) -> str:
         if "machine" in hit:  # a team hit: whose, and from which machine
             head += f"  ({hit.get('owner')} on {hit['machine']})"
         lines.append("")
-        lines.append(f"{BOLD}{head}{RESET}" if tty else head)
+        lines.append(f"{BOLD}{head}{RESET}" if color else head)
         lines.append(f"  {title} — {hit['role']}{' (sub-agent)' if hit.get('subagent') else ''}")
         if hit.get("tainted"):
             lines.append(f"  {TAINT}")
         for ctx in hit.get("context", []):
             if ctx["position"] == "before":
                 lines.append(f"    · {ctx['role']}: {_one_line(ctx['text'])}")
-        body = mark(hit["excerpt"], hit.get("matches", []), tty)
+        body = mark(hit["excerpt"], hit.get("matches", []), color)
         lines.extend("  │ " + ln for ln in body.splitlines() or [""])
         for ctx in hit.get("context", []):
             if ctx["position"] == "after":

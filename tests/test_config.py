@@ -191,3 +191,31 @@ def test_ui_port_beyond_the_tcp_range_is_an_error_naming_the_key(tmp_path: Path)
     with pytest.raises(ConfigError) as err:
         config.load(path)
     assert f"{path}: ui.port: 70000 is not a TCP port" in str(err.value)
+
+
+def test_config_check_rejects_zero_sizes_and_intervals_naming_file_and_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, "index:\n  max_line_bytes: 0\n  rescan_minutes: 0\n  debounce_ms: 0\n"
+                 "limits:\n  max_hits: -3\nui:\n  port: 0\n")  # fmt: skip
+    assert cli.main(["config", "check", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("3 problems:")
+    assert f"{path}: index.max_line_bytes: 0 makes no sense here" in err
+    assert f"{path}: index.rescan_minutes: 0 makes no sense here" in err
+    assert f"{path}: limits.max_hits: expected a whole number ≥ 0, got -3" in err
+    assert "debounce_ms" not in err and "ui.port" not in err  # 0 means something there
+
+
+def test_a_key_given_twice_is_an_error_naming_the_key_and_both_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, "limits:\n  max_hits: 5\n  max_turn_chars: 100\n  max_hits: 50\n"
+                 "log_level: info\nlog_level: debug\n")  # fmt: skip
+    assert cli.main(["config", "check", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: line 4: the key 'max_hits' is given twice (first on line 2)" in err
+    assert f"{path}: line 6: the key 'log_level' is given twice (first on line 5)" in err
+    merged = write(tmp_path, "base: &b {max_hits: 5}\n")  # anchors alone are not duplicates
+    with pytest.raises(ConfigError, match="base: unknown option"):
+        config.load(merged)

@@ -22,6 +22,7 @@ import pytest
 from backscroll import config as config_mod
 from backscroll import direct
 from backscroll.client import Client
+from backscroll.wording import worded
 from tests.daemon.conftest import DaemonFactory
 from tests.daemon.harness import (
     CLAUDE_FIXTURES,
@@ -132,9 +133,11 @@ def ask(request: pytest.FixtureRequest, corpus: Path) -> Callable[[str, Any], An
     """``ask(method, params)`` through the direct path or the daemon."""
     if request.param == "direct":
         fn: Callable[[str, Any], Any] = request.getfixturevalue("via_direct")
-        return fn
-    d: DaemonProcess = request.getfixturevalue("corpus_daemon")
-    return d.call
+    else:
+        d: DaemonProcess = request.getfixturevalue("corpus_daemon")
+        fn = d.call
+    # The store answers with a reason code; the CLI's words for it are checked here.
+    return lambda method, params: worded(fn(method, params), "cli", params)
 
 
 #: query -> the planted prompt it must find ("t-..."), or the message that explains
@@ -231,7 +234,8 @@ def test_session_prefix_filters_match_percent_underscore_and_backslash_literally
     if len(want) == 1:
         assert one["session"]["session_id"] == want[0]
     else:
-        assert one["session"] is None and "a%b-1" in one["message"]
+        assert one["session"] is None and one["reason"]["code"] == "ambiguous_session"
+        assert "a%b-1" in worded(one)["message"]
 
 
 def test_cli_project_and_session_flags_with_sql_and_wildcards_match_literally(
@@ -249,8 +253,8 @@ def test_cli_project_and_session_flags_with_sql_and_wildcards_match_literally(
     assert [h["session_id"] for h in json.loads(out.stdout)["hits"]] == [EVIL_SESSION]
     out = subprocess.run(
         [*run, "--session", "x_"], env=env, capture_output=True, text=True, timeout=DEADLINE,
-        check=True,
     )  # fmt: skip
+    assert out.returncode == 1  # nothing matched, like grep
     assert json.loads(out.stdout)["hits"] == []
     tables = {
         name for kind, name, _ in schema_of(tmp_path / "data" / "index.db") if kind == "table"

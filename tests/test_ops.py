@@ -64,6 +64,23 @@ def test_explain_counts_bytes_appended_since_the_last_index(
     assert out["notes"] == ["17 bytes after the saved position are not indexed yet"]
 
 
+def test_explain_a_subagent_transcript_names_include_subagents(
+    isolated_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sub = isolated_home / ".claude" / "projects" / "-p" / "sess1" / "subagents"
+    sub.mkdir(parents=True)
+    path = sub / "agent-aac57f5.jsonl"
+    path.write_bytes((FIXTURE.parent / "spotter-ae4a77f8-subagents-agent-aac57f5.jsonl")
+                     .read_bytes())  # fmt: skip
+    assert cli.main(["index"]) == 0
+    capsys.readouterr()
+    _code, out = run_json(capsys, "explain", str(path), "--json")
+    assert out["owner"] == "claude-code" and out["row"]["turns"] == 0
+    assert len(out["notes"]) == 1
+    assert "hosts.claude-code.include_subagents is false" in out["notes"][0]
+    assert "not indexed yet" not in out["notes"][0]
+
+
 def test_explain_a_transcript_not_indexed_yet(
     isolated_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -168,6 +185,40 @@ def test_logs_level_filters_and_json_passes_lines_through(
     assert out == [raw[2], raw[3], raw[4]]
     assert cli.main(["logs", "--file", str(log), "-n", "1"]) == 0
     assert capsys.readouterr().out.splitlines() == [raw[-1]]
+
+
+def test_logs_level_filters_before_counting_the_last_n(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = tmp_path / "daemon.log"
+    rows = [{"ts": "t1", "level": "error", "event": "first_error"},
+            {"ts": "t2", "level": "error", "event": "second_error"},
+            {"ts": "t3", "level": "info", "event": "later"},
+            {"ts": "t4", "level": "debug", "event": "later_still"}]  # fmt: skip
+    log.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert cli.main(["logs", "--file", str(log), "--level", "error", "-n", "1"]) == 0
+    assert capsys.readouterr().out.split() == ["t2", "error", "second_error"]
+    assert cli.main(["logs", "--file", str(log), "--level", "warning", "-n", "5"]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 2
+
+
+def test_logs_follow_without_a_journal_says_why_instead_of_waiting(
+    isolated_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+    import subprocess
+
+    from backscroll import logs
+
+    if not shutil.which("journalctl"):
+        pytest.skip("no journalctl on this machine")
+    held = subprocess.run([*logs.JOURNAL, "-n", "1"], capture_output=True, text=True)
+    if held.stdout.strip():
+        pytest.skip("this machine's journal holds backscroll lines")
+    assert cli.main(["logs", "-f"]) == 2
+    err = capsys.readouterr().err
+    assert "no line of the backscroll user unit" in err and "nothing to follow" in err
+    assert "backscroll service install" in err and "--file" in err
 
 
 def test_logs_names_a_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -82,5 +82,8 @@ def setup_logging(
     handler = logging.StreamHandler(out)
     handler.setFormatter(TextFormatter() if log_format(out, fmt) == "text" else JsonFormatter())
     root.addHandler(handler)
+    from backscroll.daemon.journal import prefix_priorities  # <N> under journald only
+
+    prefix_priorities(handler, sys.stderr)
     root.setLevel(getattr(logging, level.upper(), logging.INFO))
     root.propagate = False

@@ -23,7 +23,10 @@ def ensure_private_dir(path: Path) -> None:
     been planted (``/tmp/backscroll-0`` -> ``/etc``). It is used when it is
     already this user's and private (no access for group or others), and refused
     otherwise."""
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError as exc:
+        raise DatabaseError(data_dir_problem(path, exc)) from None
     if path.is_symlink():
         st = path.stat()
         if st.st_uid != os.getuid() or st.st_mode & 0o077:
@@ -34,12 +37,25 @@ def ensure_private_dir(path: Path) -> None:
                 f"a symlink: remove the link, or make {target} your own with mode 700"
             )
         return
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError as exc:
+        raise DatabaseError(data_dir_problem(path, exc)) from None
     try:  # fchmod on what was opened: a link swapped in meanwhile is not followed
         if (os.fstat(fd).st_mode & 0o777) != 0o700:
             os.fchmod(fd, 0o700)
     finally:
         os.close(fd)
+
+
+def data_dir_problem(path: Path, exc: OSError) -> str:
+    """What is wrong with the data directory ``path``, naming it and the fix."""
+    where = f" ({exc.filename})" if exc.filename and str(exc.filename) != str(path) else ""
+    return (
+        f"cannot use the data directory {path}: {exc.strerror or exc}{where}; make it a "
+        f"directory you own (`mkdir -p {path} && chmod 700 {path}`) or point "
+        "BACKSCROLL_HOME at one (`backscroll doctor` checks it)"
+    )
 
 
 def private_files(db: Path) -> None:
@@ -66,7 +82,13 @@ def open_writer(db: Path, *, check: bool = False) -> IndexWriter:
 def open_readonly(db: Path) -> sqlite3.Connection:
     """A read-only connection for queries (the daemon uses aiosqlite instead)."""
     schema.refuse_if_marked(db)
-    conn = schema.connect(db, readonly=True)
+    try:
+        conn = schema.connect(db, readonly=True)
+    except sqlite3.OperationalError as exc:
+        if db.parent.is_dir():
+            raise
+        missing = OSError(2, "not a directory or missing", str(db.parent))
+        raise DatabaseError(data_dir_problem(db.parent, missing) + f" ({exc})") from None
     schema.check_integrity(conn, db)
     return conn
 

@@ -57,7 +57,10 @@ def activity(p: ActivityParams) -> Query:
             for r in projects
         ],
         "newest_turn": iso(newest[0][0]) if newest and newest[0][0] is not None else None,
-        "message": None if total else f"no turns in the {p.days} days up to {days[-1]['day']}",
+        "message": None,
+        "reason": None
+        if total
+        else {"code": "no_turns_in_days", "days": p.days, "until": days[-1]["day"]},
     }
 
 
@@ -69,11 +72,15 @@ def locate(p: LocateParams) -> Query:
         f"SELECT id FROM sessions WHERE session_id = ?{host} LIMIT 2",
         (p.session, p.host) if p.host else (p.session,),
     )
-    out: dict[str, Any] = {"schema": RESULT_SCHEMA, "session": p.session, "turn": None}
+    out: dict[str, Any] = {
+        "schema": RESULT_SCHEMA,
+        "session": p.session,
+        "turn": None,
+        "message": None,
+    }
     if len(found) != 1:
-        out["message"] = (
-            f"no session {p.session!r}" if not found else f"{p.session!r} is in several hosts"
-        ) + "; give its host"
+        code = "no_such_session" if not found else "session_in_several_hosts"
+        out["reason"] = {"code": code, "session": p.session}
         return out
     sid = int(found[0][0])
     turn = yield (
@@ -81,7 +88,7 @@ def locate(p: LocateParams) -> Query:
         (sid, p.key),
     )
     if not turn:
-        out["message"] = f"session {p.session!r} has no turn with key {p.key!r}"
+        out["reason"] = {"code": "no_turn_with_key", "session": p.session, "key": p.key}
         return out
     ts, seq, tid = turn[0]
     before = yield (
@@ -89,5 +96,5 @@ def locate(p: LocateParams) -> Query:
         (sid, ts, seq, tid),
     )
     out["turn"] = int(before[0][0])
-    out["message"] = None
+    out["reason"] = None
     return out

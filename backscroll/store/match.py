@@ -47,13 +47,9 @@ class Parsed:
         """The words to find, in order (for messages, highlighting and rarity)."""
         return [t.text for group in self.groups for t in group]
 
-    def error(self) -> str | None:
-        if not self.groups and self.exclude:
-            return (
-                "the query has only words to leave out (-word, NOT word); add a word to find, "
-                "e.g. `parser -test`"
-            )
-        return None
+    def only_exclusions(self) -> bool:
+        """Whether the query has words to leave out and none to find."""
+        return not self.groups and bool(self.exclude)
 
 
 def parse(query: str) -> Parsed:

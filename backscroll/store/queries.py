@@ -13,12 +13,24 @@ import re
 import time
 from collections.abc import Generator, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from backscroll.protocol import RESULT_SCHEMA, SessionParams, SessionsParams
+from backscroll.replies import (
+    HostTotals,
+    Reason,
+    SessionItem,
+    SessionReply,
+    SessionsReply,
+    Totals,
+    Turn,
+)
 
+R = TypeVar("R")
 Row = Sequence[Any]
 Query = Generator[tuple[str, tuple[Any, ...]], list[Row], Any]
+#: A query whose result has a known shape (one of :mod:`backscroll.replies`).
+Statements = Generator[tuple[str, tuple[Any, ...]], list[Row], R]
 
 MARK_START, MARK_END = "\x02", "\x03"
 
@@ -88,15 +100,22 @@ def session_filters(
         where.append("s.host = ?")
         args.append(host)
     if project:
-        where.append("s.project = ?")
-        args.append(project.rstrip("/") or "/")
+        # The project the path is in: its own sessions, or (from a subdirectory) those
+        # of the deepest indexed project above it, so `--here` works anywhere inside one.
+        where.append(
+            "s.project = (SELECT project FROM sessions WHERE project = ?"
+            " OR substr(?, 1, length(project) + 1) = project || '/'"
+            " ORDER BY length(project) DESC LIMIT 1)"
+        )
+        path = project.rstrip("/") or "/"
+        args.extend([path, path])
     if session:
         where.append("s.session_id LIKE ? ESCAPE '\\'")
         args.append(like_prefix(session))
     return where, args
 
 
-def sessions(p: SessionsParams) -> Query:
+def sessions(p: SessionsParams) -> Statements[SessionsReply]:
     where, args = session_filters(p.host, p.project, p.session)
     if p.since_days is not None:
         where.append("coalesce(s.updated_at, s.started_at) >= ?")
@@ -110,7 +129,7 @@ def sessions(p: SessionsParams) -> Query:
         " ORDER BY coalesce(s.updated_at, s.started_at, 0) DESC LIMIT ?",
         (*args, p.limit),
     )
-    items = [
+    items: list[SessionItem] = [
         {
             "host": r[0],
             "session_id": r[1],
@@ -125,11 +144,11 @@ def sessions(p: SessionsParams) -> Query:
         }
         for r in rows
     ]
-    message = None if items else "no sessions match; drop filters or check `backscroll status`"
-    return {"schema": RESULT_SCHEMA, "sessions": items, "message": message}
+    reason: Reason | None = None if items else {"code": "no_sessions"}
+    return {"schema": RESULT_SCHEMA, "sessions": items, "message": None, "reason": reason}
 
 
-def session(p: SessionParams) -> Query:
+def session(p: SessionParams) -> Statements[SessionReply]:
     args: list[Any] = [like_prefix(p.session)]
     host = ""
     if p.host:
@@ -149,16 +168,20 @@ def session(p: SessionParams) -> Query:
             "schema": RESULT_SCHEMA,
             "session": None,
             "turns": [],
-            "message": f"no session id starts with {p.session!r}; list them with "
-            "`backscroll sessions`",
+            "message": None,
+            "reason": {"code": "no_such_session", "session": p.session},
         }
     if len(found) > 1:
-        ids = ", ".join(f"{r[2]} ({r[1]})" for r in found[:5])
         return {
             "schema": RESULT_SCHEMA,
             "session": None,
             "turns": [],
-            "message": f"{p.session!r} is ambiguous: {ids}; give more of the id",
+            "message": None,
+            "reason": {
+                "code": "ambiguous_session",
+                "session": p.session,
+                "candidates": [{"session_id": r[2], "host": r[1]} for r in found[:5]],
+            },
         }
     r = found[0]
     count = yield ("SELECT count(*) FROM turns WHERE session = ?", (r[0],))
@@ -173,7 +196,7 @@ def session(p: SessionParams) -> Query:
         " ORDER BY coalesce(ts, 0), seq, id LIMIT ? OFFSET ?",
         (r[0], window, offset),
     )
-    turns = []
+    turns: list[Turn] = []
     for i, t in enumerate(rows):
         text, _spans, truncated, _full = excerpt(str(t[2]), p.max_turn_chars or 2000)
         turns.append(
@@ -204,23 +227,21 @@ def session(p: SessionParams) -> Query:
         },
         "turns": turns,
         "window": {"first": offset + 1, "last": offset + len(turns), "total": total},
-        "message": _window_message(turns, p.around if past_end else None, total),
+        "message": None,
+        "reason": _window_reason(turns, p.around if past_end else None, total),
     }
 
 
-def _window_message(turns: list[dict[str, Any]], past: int | None, total: int) -> str | None:
+def _window_reason(turns: list[Turn], past: int | None, total: int) -> Reason | None:
     """Why the window holds what it does (None: it holds what was asked for)."""
     if total == 0:
-        return "this session has no indexed turns"
+        return {"code": "session_empty"}
     if past is not None:
-        return (
-            f"turn {past} is past the end: this session has {total} turn(s); "
-            f"showing the last {len(turns)}"
-        )
-    return None if turns else "this session has no indexed turns in that window"
+        return {"code": "past_end", "around": past, "total": total, "shown": len(turns)}
+    return None if turns else {"code": "window_empty"}
 
 
-def totals() -> Query:
+def totals() -> Statements[Totals]:
     """Per-host files, sessions and turns, and the time of the last completed index."""
     files = yield (
         "SELECT host, count(*), sum(missing), sum(error IS NOT NULL), max(indexed_at)"
@@ -232,9 +253,9 @@ def totals() -> Query:
         "SELECT s.host, count(*) FROM turns t JOIN sessions s ON s.id = t.session GROUP BY s.host",
         (),
     )
-    hosts: dict[str, dict[str, Any]] = {}
+    hosts: dict[str, HostTotals] = {}
 
-    def entry(h: str) -> dict[str, Any]:
+    def entry(h: str) -> HostTotals:
         return hosts.setdefault(
             h, {"files": 0, "missing_files": 0, "unreadable_files": 0, "sessions": 0, "turns": 0}
         )
@@ -242,7 +263,7 @@ def totals() -> Query:
     last = None
     for h, n, missing, bad, at in files:
         e = entry(h)
-        e.update(files=n, missing_files=missing or 0, unreadable_files=bad or 0)
+        e["files"], e["missing_files"], e["unreadable_files"] = n, missing or 0, bad or 0
         e["last_indexed"] = iso(at)
         last = max(last or 0, at or 0) or None
     for h, n in sess:

@@ -1,5 +1,6 @@
 """Full-text search: every word quoted before FTS5, ranked by bm25, bounded,
-with excerpts centred on the first match and an honest sentence when empty.
+with excerpts centred on the first match and a reason code when empty
+(:mod:`backscroll.wording` words it for each client).
 
 A query generator like those in :mod:`backscroll.store.queries`.
 """
@@ -9,16 +10,17 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Generator, Sequence
-from typing import Any
+from typing import Any, cast
 
 from backscroll import rarity
 from backscroll.protocol import RESULT_SCHEMA, SearchParams
+from backscroll.replies import Hit, Reason, SearchReply
 from backscroll.store import doc_freq, match
 from backscroll.store.queries import (
     MARK_END,
     MARK_START,
-    Query,
     Row,
+    Statements,
     excerpt,
     iso,
     session_filters,
@@ -82,53 +84,46 @@ _HIT_COLS = (
 )
 
 
-def search(p: SearchParams, *, fts: bool, enabled_hosts: Sequence[str] | None = None) -> Query:
+def search(
+    p: SearchParams, *, fts: bool, enabled_hosts: Sequence[str] | None = None
+) -> Statements[SearchReply]:
     now = time.time()
     parsed = match.parse(p.query)
     terms = parsed.terms
-    out: dict[str, Any] = {
+    out: SearchReply = {
         "schema": RESULT_SCHEMA,
         "query": p.query,
         "hits": [],
         "total": 0,
         "dropped": 0,
         "message": None,
+        "reason": None,
         "fallback": None,
         "ranked": fts,
     }
     if parsed.notes:
         out["notes"] = parsed.notes
-    problem = parsed.error()
-    if problem:
-        out["message"] = problem
+    if parsed.only_exclusions():
+        out["reason"] = {"code": "only_exclusions"}
         return out
     if not terms:
-        out["message"] = "the query has no words to search for; give one or more words"
+        out["reason"] = {"code": "no_words"}
         return out
     if all(t.lower() in STOPWORDS for t in terms):
-        out["message"] = (
-            f"the query is made only of common words ({' '.join(terms)}), which would match "
-            "nearly everything; add a distinctive word"
-        )
+        out["reason"] = {"code": "only_common_words", "words": list(terms)}
         return out
     if p.host and enabled_hosts is not None and p.host not in enabled_hosts:
-        out["message"] = (
-            f"host {p.host!r} is not enabled or not installed; enabled hosts: "
-            f"{', '.join(enabled_hosts) or 'none'} (see `backscroll doctor`)"
-        )
+        out["reason"] = {"code": "host_not_enabled", "host": p.host, "enabled": [*enabled_hosts]}
         return out
     total_rows = yield ("SELECT EXISTS (SELECT 1 FROM turns)", ())
     if not total_rows or not total_rows[0][0]:
-        out["message"] = (
-            "nothing indexed yet: start the daemon (`backscroll daemon`) or run "
-            "`backscroll index`, then search again"
-        )
+        out["reason"] = {"code": "nothing_indexed"}
         return out
     if p.doc_freq:
         out["rarity"] = yield from doc_freq.rarity(p, terms, fts)
         parsed = doc_freq.without_common(parsed, out["rarity"])
         if not parsed.groups:
-            out["message"] = "every word is common in this index: nothing distinctive to find"
+            out["reason"] = {"code": "every_word_common"}
             return out
     if fts:
         parsed = typing(parsed, p)
@@ -142,17 +137,12 @@ def search(p: SearchParams, *, fts: bool, enabled_hosts: Sequence[str] | None = 
             if p.fallback:
                 ids, total, any_word = any_ids, any_total, True
                 out["fallback"] = "any"
-                out["message"] = (
-                    "no turn has all of the words; showing turns with any of them "
-                    "(use fewer words or quote a phrase to be precise)"
-                )
+                out["reason"] = {"code": "fallback_any"}
             else:
-                out["message"] = (
-                    f"no turn has all of the words, but {any_total} have some of them; try --any"
-                )
+                out["reason"] = {"code": "some_words_only", "some": any_total}
                 return out
     if not ids:
-        out["message"] = yield from _explain_empty(p, parsed, fts, now)
+        out["reason"] = yield from _explain_empty(p, parsed, fts, now)
         return out
     hits = yield from _hits(ids, parsed, any_word, fts)
     out["total"] = total
@@ -220,26 +210,25 @@ def _rare_first(
 
 def _explain_empty(
     p: SearchParams, parsed: match.Parsed, fts: bool, now: float
-) -> Generator[tuple[str, tuple[Any, ...]], list[Row], str]:
+) -> Generator[tuple[str, tuple[Any, ...]], list[Row], Reason]:
+    """Why nothing matched, as a code with fields (the clients word it)."""
     words = " ".join(parsed.terms)
     if p.since_days is not None or p.since is not None:
         wider = SearchParams(**{**p.to_dict(), "since_days": None, "since": None})
         ids, total = yield from _ranked(wider, parsed, p.any, fts, now)
         if ids:
-            window = f"the last {p.since_days:g} days" if p.since_days is not None else "the window"
-            return (
-                f"no match for {words!r} in {window}; {total} match(es) are older — "
-                "widen or drop --since-days"
-            )
+            return {
+                "code": "no_match_in_window",
+                "words": words,
+                "days": p.since_days,
+                "older": total,
+            }
     narrowed = [
         name for name in ("host", "project", "role", "session") if getattr(p, name) is not None
     ]
     if narrowed:
-        return (
-            f"no match for {words!r} with --{', --'.join(narrowed)}; drop a filter, "
-            "use fewer words, or try --any"
-        )
-    return f"no match for {words!r}; try fewer or other words, or --any"
+        return {"code": "no_match_with_filters", "words": words, "filters": narrowed}
+    return {"code": "no_match", "words": words}
 
 
 def _hits(
@@ -297,7 +286,7 @@ def _mark_plain(text: str, terms: list[str]) -> str:
 
 
 def _bound(
-    out: dict[str, Any], hits: list[dict[str, Any]], p: SearchParams
+    out: SearchReply, hits: list[dict[str, Any]], p: SearchParams
 ) -> Generator[tuple[str, tuple[Any, ...]], list[Row], None]:
     budget = p.max_total_chars or 6000
     per_turn = p.max_turn_chars or 800
@@ -343,13 +332,15 @@ def _bound(
     for hit in kept:
         for key in [k for k in hit if k.startswith("_")]:
             del hit[key]
-    out["hits"] = kept
+    out["hits"] = cast(list[Hit], kept)  # the private "_" keys are gone
     out["dropped"] = max(out["total"] - len(kept) - out.get("duplicates", 0), 0)
-    if out["dropped"] and not out["message"]:
-        out["message"] = (
-            f"showing {len(kept)} of {out['total']}{'+' if out['total'] >= COUNT_CAP else ''}"
-            " matches; narrow with filters or raise --limit"
-        )
+    if out["dropped"] and not out["reason"]:
+        out["reason"] = {
+            "code": "more_matches",
+            "shown": len(kept),
+            "total": out["total"],
+            "capped": out["total"] >= COUNT_CAP,
+        }
     return None
 
 

@@ -22,6 +22,7 @@ from starlette.staticfiles import StaticFiles
 from backscroll.protocol import INVALID_PARAMS, ProtocolError
 from backscroll.ui import charts, pages
 from backscroll.ui.security import HEADERS, Guard, Secrets
+from backscroll.wording import worded
 
 STATIC = Path(__file__).parent / "static"
 SEARCH_LIMIT = 20
@@ -88,7 +89,8 @@ class Viewer:
         if not f["q"].strip():
             return {}, ""
         try:
-            result = await self.backend.call("search", _search_params(f))
+            params = _search_params(f)
+            result = worded(await self.backend.call("search", params), "viewer", params)
         except ProtocolError as exc:
             result = {"hits": [], "message": exc.message}
         return result, pages.results(result, f["q"], SEARCH_LIMIT)
@@ -105,7 +107,8 @@ class Viewer:
     async def api_search(self, request: Request) -> Response:
         f = _filters(request)
         try:
-            result = await self.backend.call("search", _search_params(f))
+            params = _search_params(f)
+            result = worded(await self.backend.call("search", params), "viewer", params)
         except ProtocolError as exc:
             return JSONResponse({"error": exc.message}, status_code=400, headers=HEADERS)
         return JSONResponse(result, headers=HEADERS)
@@ -123,7 +126,7 @@ class Viewer:
             with contextlib.suppress(ValueError):
                 params["since_days"] = float(f["since"])
         try:
-            result = await self.backend.call("sessions", params)
+            result = worded(await self.backend.call("sessions", params), "viewer", params)
         except ProtocolError as exc:
             result = {"sessions": [], "message": exc.message}
         body = pages.sessions_page(result, f, params["limit"], self.backend.hosts(), self.keys.csrf)
@@ -146,7 +149,7 @@ class Viewer:
             around = int(q["around"])
         params = _clean(session=sid, host=host, around=around, window=21, max_turn_chars=20000)
         try:
-            result = await self.backend.call("session", params)
+            result = worded(await self.backend.call("session", params), "viewer", params)
         except ProtocolError as exc:
             result = {"session": None, "message": exc.message}
         status = 200 if result.get("session") else 404
@@ -165,7 +168,7 @@ class Viewer:
         now = time.monotonic()
         cached = self._activity.get(key)
         if cached is None or now - cached[0] > ACTIVITY_TTL_S:
-            cached = (now, await self.backend.call("activity", params))
+            cached = (now, worded(await self.backend.call("activity", params), "viewer", params))
             self._activity = {key: cached}
         return self.html(charts.activity_page(cached[1], self.keys.csrf))
 

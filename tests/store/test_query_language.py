@@ -15,6 +15,7 @@ from backscroll.store import match, open_writer
 from backscroll.store.queries import run_sync
 from backscroll.store.search import search
 from backscroll.store.writer import FileStat, IndexWriter, Update
+from backscroll.wording import CODES, worded
 
 TURNS = {
     "s-parser": ["the parser crashed on unit test input", "we rewrote the parser tokenizer"],
@@ -55,7 +56,7 @@ def ask(index: tuple[IndexWriter, bool], query: str, **params: Any) -> dict[str,
     result: dict[str, Any] = run_sync(
         writer.conn, search(SearchParams(query=query, limit=50, **params), fts=fts)
     )
-    return result
+    return worded(result)  # the store gives a reason code; the CLI's words for it
 
 
 def texts(result: dict[str, Any]) -> set[str]:
@@ -126,4 +127,5 @@ def test_whatever_is_typed_gets_hits_or_a_one_line_answer_never_an_error(
     result = ask(index, query)
     assert isinstance(result["hits"], list)
     if not result["hits"]:
+        assert result["reason"]["code"] in CODES
         assert result["message"] and "\n" not in result["message"]

@@ -14,6 +14,7 @@ from backscroll.store import open_writer
 from backscroll.store.queries import run_sync
 from backscroll.store.search import search
 from backscroll.store.writer import FileStat, IndexWriter, Update
+from backscroll.wording import worded
 
 LONG = "we settled on zqxident42 for the flag. " + "and then some more talk about it " * 30
 
@@ -52,7 +53,7 @@ def writer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[IndexWriter]:
 def ask(writer: IndexWriter, query: str, **params: Any) -> dict[str, Any]:
     p = SearchParams(query=query, any=True, fallback=False, count=False, limit=3, **params)
     result: dict[str, Any] = run_sync(writer.conn, search(p, fts=True))
-    return result
+    return worded(result)
 
 
 def test_rarity_counts_sessions_through_fts5_stems_and_leaves_out_the_caller(

@@ -14,6 +14,7 @@ from backscroll.store import open_writer
 from backscroll.store.queries import run_sync
 from backscroll.store.search import search
 from backscroll.store.writer import FileStat, IndexWriter, Update
+from backscroll.wording import worded
 
 
 @pytest.fixture
@@ -42,7 +43,7 @@ def _add(writer: IndexWriter, path: str, host: str, session: str, texts: list[st
 
 def _search(writer: IndexWriter, **params: Any) -> dict[str, Any]:
     result: dict[str, Any] = run_sync(writer.conn, search(SearchParams(**params), fts=True))
-    return result
+    return worded(result, "cli", params)
 
 
 def test_a_turn_copied_into_another_session_is_shown_once(writer: IndexWriter) -> None:
@@ -61,6 +62,7 @@ def test_the_total_counts_every_match_and_dropped_says_how_many_were_not_shown(
     _add(writer, "/c.jsonl", "codex", "s", [f"walrus number {i}" for i in range(30)])
     result = _search(writer, query="walrus", limit=5)
     assert (len(result["hits"]), result["total"], result["dropped"]) == (5, 30, 25)
+    assert result["reason"] == {"code": "more_matches", "shown": 5, "total": 30, "capped": False}
     assert "showing 5 of 30" in result["message"]
 
 
@@ -78,6 +80,12 @@ def test_no_match_in_the_window_says_how_many_are_older(writer: IndexWriter) -> 
     _add(writer, "/e.jsonl", "codex", "s", ["the ancient pelican decision"])
     result = _search(writer, query="pelican", since_days=7)
     assert result["hits"] == []
+    assert result["reason"] == {
+        "code": "no_match_in_window",
+        "words": "pelican",
+        "days": 7,
+        "older": 1,
+    }
     assert "last 7 days" in result["message"] and "1 match(es) are older" in result["message"]
 
 

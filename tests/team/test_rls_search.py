@@ -12,6 +12,7 @@ from backscroll.config import Config
 from backscroll.team import sql
 from backscroll.team.connect import connect
 from backscroll.team.query import search
+from backscroll.wording import worded
 from tests.daemon.harness import dump_turns
 from tests.team.conftest import TeamDb
 from tests.team.test_publish import indexed
@@ -45,7 +46,8 @@ def test_search_team_ranks_matches_and_names_machine_and_owner(
     assert hit["excerpt"][start:end].lower().startswith(word.lower()[:4])
     assert result["total"] >= len(result["hits"])
     empty = search(cfg, {"query": "xylophoneqqq"})
-    assert empty["hits"] == [] and "no match" in empty["message"]
+    assert empty["hits"] == [] and empty["reason"]["code"] == "no_match_team"
+    assert "no match in the team database" in worded(empty)["message"]
 
 
 def test_a_member_cannot_read_another_members_private_turns(

@@ -9,6 +9,7 @@ import time
 import pytest
 
 from backscroll.client import RemoteError
+from backscroll.wording import worded
 from tests.ui.conftest import HIT_TURN, PROJECT, SESSION, TURNS, WORD, Viewer
 
 
@@ -110,7 +111,8 @@ def test_activity_and_locate_answer_on_the_socket_too(viewer: Viewer) -> None:
     where = d.call("locate", {"session": SESSION, "key": f"u-{HIT_TURN:04d}"})
     assert where["turn"] == HIT_TURN
     missing = d.call("locate", {"session": SESSION, "key": "u-9999"})
-    assert missing["turn"] is None and "no turn with key" in missing["message"]
+    assert missing["turn"] is None and missing["reason"]["code"] == "no_turn_with_key"
+    assert "no turn with key" in worded(missing, "viewer")["message"]
     with pytest.raises(RemoteError, match="days must be a whole number"):
         d.call("activity", {"days": 0})
 

@@ -1,0 +1,161 @@
+"""What a new user meets first: exit codes, errors, pipes, colour, arguments."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures"
+CLAUDE_SID = "d6e0bada-1959-4eec-a9d2-0bfade768d8f"
+PROJECT = "-home-marco-projects-spotter"
+
+
+def _cli(*args: str | bytes, **kw: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(  # type: ignore[call-overload,no-any-return]
+        [sys.executable, "-m", "backscroll", *args],
+        capture_output=True, text=True, check=False, timeout=60, **kw,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def indexed(isolated_home: Path) -> Path:
+    claude = isolated_home / ".claude" / "projects" / PROJECT
+    claude.mkdir(parents=True)
+    shutil.copy(
+        FIXTURES / "claude-code" / "spotter-tool_heavy.jsonl", claude / f"{CLAUDE_SID}.jsonl"
+    )
+    assert _cli("index").returncode == 0
+    return isolated_home
+
+
+def test_search_exits_1_when_nothing_matched_and_0_when_something_did(indexed: Path) -> None:
+    assert _cli("search", "phoenix").returncode == 0
+    missed = _cli("search", "zzzunheardofword")
+    assert missed.returncode == 1 and "no match for 'zzzunheardofword'" in missed.stdout
+    as_json = _cli("search", "--json", "zzzunheardofword")
+    assert as_json.returncode == 1 and json.loads(as_json.stdout)["hits"] == []
+
+
+def test_a_hint_never_suggests_a_flag_already_given(indexed: Path) -> None:
+    plain = _cli("search", "zzzunheardofword")
+    assert "--any" in plain.stdout
+    given = _cli("search", "--any", "zzzunheardofword", "qqqnothing")
+    assert given.returncode == 1 and "--any" not in given.stdout
+
+
+def test_json_errors_are_one_json_object_on_stdout(isolated_home: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("limits: [\n")
+    done = _cli("--config", str(bad), "search", "--json", "anything")
+    assert done.returncode == 2
+    error = json.loads(done.stdout)["error"]
+    assert str(bad) in error["message"] and error["exit_code"] == 2
+    assert str(bad) in done.stderr
+
+
+def test_a_usage_error_with_json_is_json_too(isolated_home: Path) -> None:
+    done = _cli("search", "--json", "--limit", "many", "walrus")
+    assert done.returncode == 2
+    error = json.loads(done.stdout)["error"]
+    assert "--limit: invalid int value: 'many'" in error["message"]
+    assert "usage:" in done.stderr
+    plain = _cli("search", "--limit", "many", "walrus")
+    assert plain.returncode == 2 and plain.stdout == ""
+
+
+def test_a_closed_pipe_ends_quietly(indexed: Path) -> None:
+    r, w = os.pipe()
+    os.close(r)  # the reader (`| head -0`) is already gone
+    done = subprocess.run(
+        [sys.executable, "-m", "backscroll", "search", "phoenix"],
+        stdout=w, stderr=subprocess.PIPE, text=True, check=False, timeout=60,
+    )  # fmt: skip
+    os.close(w)
+    assert done.stderr == "" and done.returncode == 0
+
+
+def test_no_color_turns_bold_off_on_a_terminal(indexed: Path) -> None:
+    import pty
+
+    def run(env: dict[str, str]) -> bytes:
+        leader, follower = pty.openpty()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "backscroll", "search", "phoenix"],
+            stdout=follower, stderr=subprocess.DEVNULL, env=env,
+        )  # fmt: skip
+        os.close(follower)
+        out = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the child closed the terminal
+                break
+            if not chunk:
+                break
+            out += chunk
+        proc.wait(timeout=60)
+        os.close(leader)
+        return out
+
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    assert b"\x1b[1m" in run(env)
+    plain = run({**env, "NO_COLOR": "1"})
+    assert b"\x1b[" not in plain and b"[phoenix]" in plain.lower()
+
+
+def test_an_argument_that_is_not_utf8_gets_a_clear_error(isolated_home: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "backscroll", "search", b"caf\xe9"],
+        capture_output=True, check=False, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert b"'caf\\xe9' is not valid UTF-8" in done.stderr and b"Traceback" not in done.stderr
+
+
+def test_a_data_directory_that_is_a_file_is_named_with_the_fix(
+    isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv("BACKSCROLL_HOME", str(blocker / "data"))
+    for command in (("index",), ("search", "x"), ("status",)):
+        done = _cli(*command)
+        assert done.returncode == 2, command
+        assert f"cannot use the data directory {blocker / 'data'}" in done.stderr, command
+        assert "BACKSCROLL_HOME" in done.stderr and "unexpected error" not in done.stderr
+
+
+def test_project_paths_resolve_relative_and_here_works_from_a_subdirectory(
+    isolated_home: Path, tmp_path: Path
+) -> None:
+    project = tmp_path / "work" / "spotter"
+    (project / "lib" / "deep").mkdir(parents=True)
+    (tmp_path / "work" / "other").mkdir()
+    claude = isolated_home / ".claude" / "projects" / "-work-spotter"
+    claude.mkdir(parents=True)
+    text = (FIXTURES / "claude-code" / "spotter-tool_heavy.jsonl").read_text()
+    (claude / f"{CLAUDE_SID}.jsonl").write_text(
+        text.replace("/home/marco/projects/spotter", str(project))
+    )
+    assert _cli("index").returncode == 0
+    for cwd, args in (
+        (project, ("--here",)),
+        (project / "lib" / "deep", ("--here",)),
+        (project / "lib", ("--project", ".")),
+        (tmp_path / "work", ("--project", "spotter")),
+    ):
+        found = _cli("search", "--json", "phoenix", *args, cwd=cwd)
+        assert found.returncode == 0, (cwd, args, found.stdout)
+        assert {h["project"] for h in json.loads(found.stdout)["hits"]} == {str(project)}
+        listed = _cli("sessions", "--json", *args, cwd=cwd)
+        assert [s["session_id"] for s in json.loads(listed.stdout)["sessions"]] == [CLAUDE_SID]
+    elsewhere = _cli("search", "--json", "phoenix", "--here", cwd=tmp_path / "work" / "other")
+    assert elsewhere.returncode == 1 and json.loads(elsewhere.stdout)["hits"] == []
+    above = _cli("sessions", "--json", "--here", cwd=tmp_path / "work")
+    assert json.loads(above.stdout)["sessions"] == []  # a parent is not inside the project
