@@ -428,7 +428,7 @@ def build_parser(only: str | None = None, json_errors: bool = False) -> argparse
 
         def error(self, message: str) -> NoReturn:
             if json_errors:  # `--json` was given: a usage error is JSON on stdout too
-                _emit({"schema": 1, "error": {"message": f"{self.prog}: {message}",
+                _emit({"schema": RESULT_SCHEMA, "error": {"message": f"{self.prog}: {message}",
                                               "exit_code": 2}})  # fmt: skip
             super().error(message)
 
@@ -539,7 +539,7 @@ def _fail(args: Any, text: str, code: int) -> int:
         import contextlib  # an error path: not imported on the way to a result
 
         with contextlib.suppress(BrokenPipeError):
-            _emit({"schema": 1, "error": {"message": text, "exit_code": code}})
+            _emit({"schema": RESULT_SCHEMA, "error": {"message": text, "exit_code": code}})
     print(f"backscroll: {text}", file=sys.stderr)
     return code
 
