@@ -8,8 +8,8 @@ from typing import Any
 
 from backscroll import methods, protocol
 from backscroll.config import Config
-from backscroll.daemon.clean import Redactor
-from backscroll.daemon.indexer import Indexer, Progress, Summary, build_hosts
+from backscroll.indexing.clean import Redactor
+from backscroll.indexing.indexer import Indexer, Progress, Summary, build_hosts
 from backscroll.store import open_readonly, open_writer, schema
 from backscroll.store.queries import run_sync, totals
 from backscroll.store.writer import IndexWriter

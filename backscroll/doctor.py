@@ -106,7 +106,7 @@ def _config(path: Path | None) -> tuple[Config | None, Finding]:
 
 
 def _hosts(cfg: Config) -> list[Finding]:
-    from backscroll.daemon.indexer import build_hosts
+    from backscroll.indexing.indexer import build_hosts
     from backscroll.readers import READERS
 
     roots: dict[str, list[Path]] = {}
@@ -325,7 +325,7 @@ def _inotify(cfg: Config) -> list[Finding]:
     limit = _read_int("/proc/sys/fs/inotify/max_user_watches")
     if limit is None:
         return []
-    from backscroll.daemon.indexer import build_hosts
+    from backscroll.indexing.indexer import build_hosts
 
     roots = list(dict.fromkeys(r for s in build_hosts(cfg) for r in s.roots))
     needed = _count_dirs(roots)

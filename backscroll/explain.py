@@ -19,7 +19,7 @@ from backscroll.wire import RESULT_SCHEMA
 
 
 def explain(cfg: Config, raw: str) -> dict[str, Any]:
-    from backscroll.daemon.indexer import Indexer, build_hosts
+    from backscroll.indexing.indexer import Indexer, build_hosts
     from backscroll.store.writer import IndexWriter
 
     path = Path(os.path.abspath(os.path.expanduser(raw)))
@@ -110,7 +110,7 @@ def _notes(row: dict[str, Any] | None, path: Path, kind: str, version: int) -> l
 
 
 def _why_not(cfg: Config, path: Path) -> list[str]:
-    from backscroll.daemon.indexer import build_hosts
+    from backscroll.indexing.indexer import build_hosts
 
     enabled = {s.host for s in build_hosts(cfg)}
     every = {

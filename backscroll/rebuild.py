@@ -20,8 +20,8 @@ from typing import Any
 
 from backscroll import direct
 from backscroll.config import Config
-from backscroll.daemon.indexer import Progress, Summary
 from backscroll.errors import BackscrollError
+from backscroll.indexing.indexer import Progress, Summary
 from backscroll.store import (
     CarryReport,
     carry_exclusions,

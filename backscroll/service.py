@@ -109,7 +109,7 @@ def current_layout(platform: Platform) -> Layout:
     env = tuple((k, os.environ[k]) for k in PASSED_ENV if os.environ.get(k, "").strip())
     roots: tuple[str, ...] = ()
     if platform == "systemd":
-        from backscroll.daemon.indexer import build_hosts
+        from backscroll.indexing.indexer import build_hosts
 
         roots = tuple(
             dict.fromkeys(

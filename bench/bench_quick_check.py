@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus
 
 from backscroll.config import Config
-from backscroll.daemon.indexer import Indexer, build_hosts
+from backscroll.indexing.indexer import Indexer, build_hosts
 from backscroll.readers.base import HostEnv
 from backscroll.store import open_writer, schema
 

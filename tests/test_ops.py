@@ -263,7 +263,7 @@ def test_the_cli_parser_does_not_import_the_operations_modules() -> None:
         "backscroll.explain",
         "backscroll.logs",
         "backscroll.readers",
-        "backscroll.daemon.indexer",
+        "backscroll.indexing.indexer",
     )
     for heavy in heavy_modules:
         assert heavy not in loaded, f"{heavy} is imported just to build the parser"

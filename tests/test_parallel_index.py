@@ -11,9 +11,9 @@ import pytest
 
 from backscroll import direct
 from backscroll.config import Config
-from backscroll.daemon import indexer as indexer_mod
-from backscroll.daemon import parallel
-from backscroll.daemon.indexer import build_hosts
+from backscroll.indexing import indexer as indexer_mod
+from backscroll.indexing import parallel
+from backscroll.indexing.indexer import build_hosts
 from backscroll.store import open_writer, schema
 from tests.conftest import DaemonFactory
 from tests.daemon.harness import dump_turns, fresh_index, populate

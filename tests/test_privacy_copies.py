@@ -130,7 +130,7 @@ def test_forget_deletes_the_half_built_index_a_killed_rebuild_left(
     killed = textwrap.dedent(f"""
         import os
         from backscroll import cli, config
-        from backscroll.daemon import indexer
+        from backscroll.indexing import indexer
         indexer.BATCH_FILES = 1  # a commit per file
         seen = []
         def die(point, path):

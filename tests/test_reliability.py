@@ -19,8 +19,8 @@ import pytest
 
 from backscroll import cli, direct
 from backscroll.config import Config
-from backscroll.daemon import indexer as indexer_mod
 from backscroll.errors import BackscrollError, DatabaseError
+from backscroll.indexing import indexer as indexer_mod
 from backscroll.store import open_writer, schema
 from tests.daemon.harness import (
     claude_user_line,
@@ -127,7 +127,7 @@ import os, sys
 from pathlib import Path
 from backscroll import direct
 from backscroll.config import Config
-from backscroll.daemon import indexer as indexer_mod
+from backscroll.indexing import indexer as indexer_mod
 from backscroll.store import open_writer
 
 indexer_mod.BATCH_FILES = 4

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from backscroll.config import Config, IndexConfig
-from backscroll.daemon.indexer import Indexer, build_hosts
+from backscroll.indexing.indexer import Indexer, build_hosts
 from backscroll.readers.base import HostEnv
 from backscroll.store import open_writer
 from tests.daemon.harness import FIXTURES, dump_turns, session_uuid

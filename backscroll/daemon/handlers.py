@@ -16,9 +16,9 @@ from typing import Any
 import aiosqlite
 
 from backscroll import __version__, methods, protocol
-from backscroll.daemon.indexer import Summary
 from backscroll.daemon.watcher import Watcher
 from backscroll.daemon.worker import Worker
+from backscroll.indexing.indexer import Summary
 from backscroll.protocol import ProtocolError
 from backscroll.store import fts_enabled, open_async_readonly, queries, run_async, schema
 from backscroll.wire import INDEX_CORRUPT

@@ -28,13 +28,13 @@ from backscroll.config import Config
 from backscroll.daemon import systemd
 from backscroll.daemon.connection import serve_connection
 from backscroll.daemon.handlers import DaemonContext, ReadPool
-from backscroll.daemon.indexer import HostSpec, Indexer, build_hosts
 from backscroll.daemon.logging import setup_logging
 from backscroll.daemon.team import TeamRunner
 from backscroll.daemon.ui import UiServer
 from backscroll.daemon.watcher import Watcher
 from backscroll.daemon.worker import Worker
 from backscroll.errors import BackscrollError
+from backscroll.indexing.indexer import HostSpec, Indexer, build_hosts
 from backscroll.paths import SUN_PATH_MAX
 from backscroll.readers.base import SETTLE_SECONDS
 from backscroll.store import ensure_private_dir, open_writer, private_files, remove_index

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from backscroll.daemon.indexer import Indexer, Item, Summary
+from backscroll.indexing.indexer import Indexer, Item, Summary
 from backscroll.readers.base import walk_files
 from backscroll.render import scan_line
 from backscroll.store.schema import is_corrupt

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from backscroll.config import Config
-from backscroll.daemon.indexer import Indexer, build_hosts
+from backscroll.indexing.indexer import Indexer, build_hosts
 from backscroll.model import ReaderOptions
 from backscroll.readers.amazon_q import AmazonQReader
 from backscroll.readers.base import HostEnv

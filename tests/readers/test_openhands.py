@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from backscroll.config import Config
-from backscroll.daemon.indexer import Indexer, build_hosts
+from backscroll.indexing.indexer import Indexer, build_hosts
 from backscroll.model import ReaderOptions
 from backscroll.readers.base import HostEnv
 from backscroll.readers.openhands import OpenHandsReader

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from backscroll.config import Config
-from backscroll.daemon.indexer import Indexer, build_hosts
+from backscroll.indexing.indexer import Indexer, build_hosts
 from backscroll.model import ReaderOptions
 from backscroll.readers import vscode_chat_log as chatlog
 from backscroll.readers.base import HostEnv

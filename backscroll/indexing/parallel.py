@@ -28,13 +28,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from backscroll.config import Config
-from backscroll.daemon.clean import Redactor, clean
+from backscroll.indexing.clean import Redactor, clean
 from backscroll.model import Cursor, ReadResult
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
-    from backscroll.daemon.indexer import HostSpec
+    from backscroll.indexing.indexer import HostSpec
 
 #: One file to read: its host, its path and where to read from.
 Task = tuple["HostSpec", Path, "Cursor | None"]

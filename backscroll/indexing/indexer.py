@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from backscroll.config import Config
-from backscroll.daemon import parallel
-from backscroll.daemon.clean import Redactor, clean, redact_state, scrub
-from backscroll.daemon.parallel import Outcome
 from backscroll.errors import SourceBusy
+from backscroll.indexing import parallel
+from backscroll.indexing.clean import Redactor, clean, redact_state, scrub
+from backscroll.indexing.parallel import Outcome
 from backscroll.model import Cursor, ReaderOptions, ReadResult
 from backscroll.readers import READERS
 from backscroll.readers.base import HostEnv, Reader, is_settled, open_regular
