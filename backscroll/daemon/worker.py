@@ -14,7 +14,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from backscroll.indexing.indexer import Indexer, Item, Summary
 from backscroll.readers.base import walk_files
@@ -85,7 +85,10 @@ class WorkerState:
     scan: ScanProgress | None = None
 
 
-Job = tuple[str, Any, "Future[Any] | None"]
+#: What the writer thread can be asked to do besides indexing changed paths; a
+#: misspelt kind is a type error, and an unknown one at run time a ValueError.
+JobKind = Literal["reconcile", "sync", "scan_dir", "maintenance", "swap", "call"]
+Job = tuple[JobKind, Any, "Future[Any] | None"]
 
 
 class Worker(threading.Thread):
@@ -117,7 +120,7 @@ class Worker(threading.Thread):
                 self._paths[p] = None
             self._cond.notify()
 
-    def submit(self, kind: str, arg: Any = None) -> Future[Any]:
+    def submit(self, kind: JobKind, arg: Any = None) -> Future[Any]:
         fut: Future[Any] = Future()
         with self._cond:
             self._jobs.append((kind, arg, fut))
@@ -218,7 +221,7 @@ class Worker(threading.Thread):
 
         return update
 
-    def _control(self, kind: str, arg: Any) -> Any:
+    def _control(self, kind: JobKind, arg: Any) -> Any:
         if kind == "reconcile":
             summary = self.indexer.reconcile(self._progress("reconcile"))
             self._note(summary)
