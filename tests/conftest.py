@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from tests.daemon.harness import DaemonProcess, start_daemon
+from tests.daemon.harness import HOST_ENV, DaemonProcess, start_daemon
 
 #: ``daemon_factory(env=None, config=None, wait_ready=True)`` (see the fixture).
 DaemonFactory = Callable[..., DaemonProcess]
@@ -22,40 +22,7 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[P
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
-    for var in (
-        "BACKSCROLL_CONFIG",
-        "BACKSCROLL_SOCKET",
-        "CLAUDE_CONFIG_DIR",
-        "CODEX_HOME",
-        "COPILOT_HOME",
-        "GEMINI_CLI_HOME",
-        "PI_CODING_AGENT_DIR",
-        "HERMES_HOME",
-        "CONTINUE_GLOBAL_DIR",
-        "CLAUDE_CODE_SESSION_ID",
-        "KIMI_SHARE_DIR",
-        "KIMI_CODE_HOME",
-        "GROK_HOME",
-        "VIBE_HOME",
-        "VSCODE_PORTABLE",
-        "VSCODE_APPDATA",
-        "OPENHANDS_PERSISTENCE_DIR",
-        "OPENHANDS_CONVERSATIONS_DIR",
-        # Every variable a reader reads (tests/readers/test_env_isolation.py):
-        "APPDATA",
-        "LOCALAPPDATA",
-        "CLINE_DATA_DIR",
-        "CLINE_DIR",
-        "CRUSH_GLOBAL_DATA",
-        "CURSOR_CONFIG_DIR",
-        "FLATPAK_XDG_DATA_HOME",
-        "GOOSE_PATH_ROOT",
-        "KILO_DB",
-        "OPENCODE_DB",
-        "OMP_CODING_AGENT_DIR",
-        "QWEN_RUNTIME_DIR",
-        "XDG_STATE_HOME",
-    ):
+    for var in ("BACKSCROLL_CONFIG", "BACKSCROLL_SOCKET", *HOST_ENV):
         monkeypatch.delenv(var, raising=False)
     yield home
 

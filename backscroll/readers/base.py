@@ -705,3 +705,24 @@ def read_json_document(path: Path, max_bytes: int = MAX_DOCUMENT_BYTES) -> Any:
     Parsed with the standard library: orjson is faster here but peaks ~1.5x higher
     (bench/bench_documents.py)."""
     return json.loads(read_bounded(path, max_bytes, "JSON document", "index.max_document_bytes"))
+
+
+class NameIndex:
+    """A small side file mapping keys to names (``load(path)`` parses it), re-read
+    only when its mtime or size changes: one stat per lookup, no parse."""
+
+    def __init__(self, load: Callable[[Path], dict[str, str]]) -> None:
+        self._load = load
+        self._cache: dict[Path, tuple[tuple[int, int], dict[str, str]]] = {}
+
+    def lookup(self, path: Path, key: str) -> str | None:
+        try:
+            st = path.stat()
+        except OSError:
+            return None
+        stamp = (st.st_mtime_ns, st.st_size)
+        cached = self._cache.get(path)
+        if cached is None or cached[0] != stamp:
+            cached = (stamp, self._load(path))
+            self._cache[path] = cached
+        return cached[1].get(key)

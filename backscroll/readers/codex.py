@@ -37,6 +37,7 @@ from backscroll.readers.base import (
     MAX_SIDE_FILE_BYTES,
     BaseReader,
     HostEnv,
+    NameIndex,
     Tail,
     block_texts,
     clean_text,
@@ -94,22 +95,12 @@ class _TitleIndex:
     re-read only when the file changes."""
 
     def __init__(self) -> None:
-        self._cache: dict[Path, tuple[tuple[int, int], dict[str, str]]] = {}
+        self._names = NameIndex(self._load)
 
     def lookup(self, codex_home: Path | None, session_id: str) -> str | None:
         if codex_home is None:
             return None
-        path = codex_home / "session_index.jsonl"
-        try:
-            st = path.stat()
-        except OSError:
-            return None
-        stamp = (st.st_mtime_ns, st.st_size)
-        cached = self._cache.get(path)
-        if cached is None or cached[0] != stamp:
-            cached = (stamp, self._load(path))
-            self._cache[path] = cached
-        return cached[1].get(session_id)
+        return self._names.lookup(codex_home / "session_index.jsonl", session_id)
 
     @staticmethod
     def _load(path: Path) -> dict[str, str]:

@@ -47,6 +47,7 @@ from backscroll.model import Cursor, Kind, Problem, ReaderOptions, ReadResult, S
 from backscroll.readers.base import (
     BaseReader,
     HostEnv,
+    NameIndex,
     block_texts,
     clean_text,
     content_key,
@@ -100,20 +101,10 @@ class _WorkDirs:
     re-read only when the file changes."""
 
     def __init__(self) -> None:
-        self._cache: dict[Path, tuple[tuple[int, int], dict[str, str]]] = {}
+        self._dirs = NameIndex(self._load)
 
     def lookup(self, share: Path, hashed: str) -> str | None:
-        path = share / "kimi.json"
-        try:
-            st = path.stat()
-        except OSError:
-            return None
-        stamp = (st.st_mtime_ns, st.st_size)
-        cached = self._cache.get(path)
-        if cached is None or cached[0] != stamp:
-            cached = (stamp, self._load(path))
-            self._cache[path] = cached
-        return cached[1].get(hashed)
+        return self._dirs.lookup(share / "kimi.json", hashed)
 
     @staticmethod
     def _load(path: Path) -> dict[str, str]:

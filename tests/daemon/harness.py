@@ -35,12 +35,10 @@ from backscroll.paths import SUN_PATH_MAX
 #: Seconds to wait for READY=1 (a cold interpreter on a loaded 2-core box).
 READY_TIMEOUT = 30.0
 
-#: Variables of the caller's environment that would point a daemon at real data.
-_SCRUB = (
-    "BACKSCROLL_CONFIG",
-    "BACKSCROLL_SOCKET",
-    "BACKSCROLL_LOG_LEVEL",
-    "BACKSCROLL_LOG_FORMAT",
+#: Variables that move a host's transcripts (or the agent's session id): every test
+#: runs without them, so none reads the developer's real data
+#: (tests/readers/test_env_isolation.py finds every one a reader reads).
+HOST_ENV = (
     "CLAUDE_CONFIG_DIR",
     "CODEX_HOME",
     "COPILOT_HOME",
@@ -57,10 +55,6 @@ _SCRUB = (
     "VSCODE_APPDATA",
     "OPENHANDS_PERSISTENCE_DIR",
     "OPENHANDS_CONVERSATIONS_DIR",
-    "NOTIFY_SOCKET",
-    "WATCHDOG_USEC",
-    "WATCHDOG_PID",
-    # Every variable a reader reads (tests/readers/test_env_isolation.py):
     "APPDATA",
     "LOCALAPPDATA",
     "CLINE_DATA_DIR",
@@ -74,6 +68,18 @@ _SCRUB = (
     "OMP_CODING_AGENT_DIR",
     "QWEN_RUNTIME_DIR",
     "XDG_STATE_HOME",
+)
+
+#: Variables of the caller's environment that would point a daemon at real data.
+_SCRUB = (
+    "BACKSCROLL_CONFIG",
+    "BACKSCROLL_SOCKET",
+    "BACKSCROLL_LOG_LEVEL",
+    "BACKSCROLL_LOG_FORMAT",
+    "NOTIFY_SOCKET",
+    "WATCHDOG_USEC",
+    "WATCHDOG_PID",
+    *HOST_ENV,
 )
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.daemon.harness import daemon_env
+from tests.daemon.harness import HOST_ENV, daemon_env
 
 READERS_DIR = Path(__file__).resolve().parents[2] / "backscroll" / "readers"
 CONFTEST = Path(__file__).resolve().parents[1] / "conftest.py"
@@ -70,15 +70,18 @@ def reader_env_vars() -> set[str]:
 
 
 def _isolated_home_strings() -> set[str]:
-    """Every string in conftest's ``isolated_home``: the variables it sets or deletes."""
+    """Every variable conftest's ``isolated_home`` sets or deletes: the strings in it,
+    plus ``HOST_ENV`` when it deletes those."""
     tree = ast.parse(CONFTEST.read_text(encoding="utf-8"))
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef) and node.name == "isolated_home":
-            return {
+            names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+            strings = {
                 n.value
                 for n in ast.walk(node)
                 if isinstance(n, ast.Constant) and isinstance(n.value, str)
             }
+            return strings | (set(HOST_ENV) if "HOST_ENV" in names else set())
     raise AssertionError("tests/conftest.py has no isolated_home fixture")
 
 

@@ -4,7 +4,6 @@ the shared helpers and fixtures come from ``test_hermes``."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -15,61 +14,14 @@ import pytest
 from backscroll.errors import SourceBusy
 from backscroll.model import ReaderOptions
 from backscroll.readers.base import HostEnv
-from backscroll.readers.hermes import HermesReader
 from backscroll.readers.hermes_logs import HermesLogReader
+from tests.readers.test_hermes import add_session
 from tests.readers.util import (
     append_lines,
     copy_fixture,
     host_connection,
     read_fresh,
 )
-
-SID = "20260101_100000_ab12cd"
-NOW = 1767261800.0
-
-
-@pytest.fixture
-def reader() -> HermesReader:
-    return HermesReader()
-
-
-@pytest.fixture
-def db(tmp_path: Path) -> Path:
-    return copy_fixture("hermes", "state.db", tmp_path / ".hermes")
-
-
-def add(
-    conn: sqlite3.Connection,
-    role: str,
-    content: str | None,
-    sid: str = SID,
-    tool_calls: list[dict[str, object]] | None = None,
-    tool_name: str | None = None,
-) -> int:
-    cur = conn.execute(
-        "INSERT INTO messages (session_id, role, content, tool_calls, tool_name, timestamp)"
-        " VALUES (?, ?, ?, ?, ?, ?)",
-        (sid, role, content, json.dumps(tool_calls) if tool_calls else None, tool_name, NOW),
-    )
-    return int(cur.lastrowid or 0)
-
-
-def add_session(conn: sqlite3.Connection, sid: str, parent: str | None = None) -> None:
-    conn.execute(
-        "INSERT INTO sessions (id, source, parent_session_id, started_at) VALUES (?, 'cli', ?, ?)",
-        (sid, parent, NOW),
-    )
-
-
-def call(name: str, **arguments: object) -> dict[str, object]:
-    return {
-        "id": "c",
-        "type": "function",
-        "function": {"name": name, "arguments": json.dumps(arguments)},
-    }
-
-
-# ---------------------------------------------------------------------- session logs (sessions/)
 
 LOG_SID = "20260102_090000_c0ffee"
 LOG_NAME = f"session_{LOG_SID}.json"
