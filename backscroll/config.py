@@ -67,6 +67,9 @@ class IndexConfig:
     #: Whole JSON documents (Gemini CLI sessions, Cline tasks, ...) larger than this
     #: are skipped with a warning naming the file: parsing one takes several times its size.
     max_document_bytes: int = 64 * 1024 * 1024
+    #: Gemini CLI ``session-*.json`` documents larger than this are streamed one
+    #: message at a time (bounded memory, no size cap) instead of parsed whole.
+    stream_document_bytes: int = 8 * 1024 * 1024
     #: What to do when a source transcript is deleted: keep its turns or forget them.
     on_delete: OnDelete = "keep"
     #: Directories (beyond other hosts' projects) to look for Aider histories in.

@@ -114,3 +114,6 @@ class ReaderOptions:
     max_line_bytes: int = 16 * 1024 * 1024
     #: Whole JSON documents larger than this are skipped (logged, naming the file).
     max_document_bytes: int = 64 * 1024 * 1024
+    #: Documents a reader can stream (Gemini CLI ``session-*.json``) larger than
+    #: this are read one item at a time, with no size cap; smaller ones whole.
+    stream_document_bytes: int = 8 * 1024 * 1024

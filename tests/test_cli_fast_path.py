@@ -3,6 +3,9 @@ come from one option table, and on anything unusual argparse takes over."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from backscroll import cli
@@ -53,3 +56,14 @@ def test_every_search_option_is_in_the_fast_path_table() -> None:
     )
     flags = {s for action in search._actions for s in action.option_strings}
     assert flags - {"-h", "--help"} == {flag for flag, _kw in cli.SEARCH_OPTIONS}
+
+
+def test_ijson_is_loaded_only_when_a_big_document_is_streamed() -> None:
+    code = (
+        "import sys; from backscroll import cli, client, mcp_server; "
+        "cli._fast_search(['word', '--json']); import backscroll.readers; "
+        "print('ijson' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, timeout=60)  # fmt: skip
+    assert done.stdout.split() == ["False"]

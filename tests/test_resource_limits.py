@@ -127,24 +127,43 @@ def test_a_side_file_over_its_limit_is_not_read(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- documents
 
 
+def cline_task(home: Path, task_id: str) -> Path:
+    """Where a Cline extension task's ``ui_messages.json`` goes (its directory made)."""
+    task = home / ".config/Code/User/globalStorage/saoudrizwan.claude-dev/tasks" / task_id
+    task.mkdir(parents=True)
+    return task / "ui_messages.json"
+
+
+def padded_gemini_session(path: Path, session_id: str, pads: int) -> dict[str, Any]:
+    """The real Gemini sample under ``session_id`` with ``pads`` ~8 KB user messages
+    appended (each naming its number), written to ``path``; returns the document."""
+    doc = json.loads(GEMINI_DOC.read_text(encoding="utf-8"))
+    doc["sessionId"] = session_id
+    pad = {"timestamp": "2025-12-02T10:00:00Z", "type": "user", "content": "padding " * 1000}
+    doc["messages"] += [
+        {"id": f"pad-{n}", **pad, "content": f"padmark{n} {pad['content']}"} for n in range(pads)
+    ]
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return doc
+
+
 def test_an_oversized_json_document_is_skipped_with_a_warning_naming_it_and_the_option(
     daemon_factory: DaemonFactory, tmp_path: Path
 ) -> None:
     home = tmp_path / "home"
     plant_corpus(home)
-    small = gemini_project(home, "small") / "chats" / GEMINI_DOC.name
-    big = gemini_project(home, "big") / "chats" / "session-2025-12-02T10-00-0badf00d.json"
-    doc = json.loads(GEMINI_DOC.read_text(encoding="utf-8"))
-    doc["sessionId"] = "0badf00d-0000-4000-8000-000000000000"
-    pad = {"timestamp": "2025-12-02T10:00:00Z", "type": "user", "content": "padding " * 1000}
-    doc["messages"] += [{"id": f"pad-{n}", **pad} for n in range(300)]
-    big.write_text(json.dumps(doc), encoding="utf-8")
+    small = cline_task(home, "1740000000001")
+    shutil.copyfile(FIXTURES / "cline" / "ui_messages.json", small)
+    big = cline_task(home, "1740000000002")
+    rows = json.loads(small.read_text(encoding="utf-8"))
+    pad = {"ts": 1740470500000, "type": "say", "say": "text", "text": "padding " * 1000}
+    big.write_text(json.dumps(rows + [pad] * 300), encoding="utf-8")
     assert big.stat().st_size > 2_000_000
     d = daemon_factory(config="index:\n  max_document_bytes: 1000000\n")
     d.sync()
-    sessions = {s["session_id"] for s in d.call("sessions", {"host": "gemini-cli"})["sessions"]}
-    assert json.loads(small.read_text(encoding="utf-8"))["sessionId"] in sessions
-    assert doc["sessionId"] not in sessions
+    sessions = {s["session_id"] for s in d.call("sessions", {"host": "cline"})["sessions"]}
+    assert "1740000000001" in sessions
+    assert "1740000000002" not in sessions
     normal_search(d)
     d.stop()
     logged = [r for r in log_records(d) if r.get("path") == str(big)]
@@ -152,6 +171,26 @@ def test_an_oversized_json_document_is_skipped_with_a_warning_naming_it_and_the_
     error = logged[0]["error"]
     assert f"JSON document of {big.stat().st_size} bytes" in error
     assert "over the 1000000-byte limit" in error and "index.max_document_bytes" in error
+
+
+def test_a_gemini_session_over_the_document_cap_is_streamed_and_indexed_not_skipped(
+    daemon_factory: DaemonFactory, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    plant_corpus(home)
+    big = gemini_project(home, "big") / "chats" / "session-2025-12-02T10-00-0badf00d.json"
+    doc = padded_gemini_session(big, "0badf00d-0000-4000-8000-000000000000", 300)
+    assert big.stat().st_size > 2_000_000
+    config = "index:\n  max_document_bytes: 1000000\n  stream_document_bytes: 500000\n"
+    d = daemon_factory(config=config)
+    d.sync()
+    sessions = {s["session_id"] for s in d.call("sessions", {"host": "gemini-cli"})["sessions"]}
+    assert doc["sessionId"] in sessions
+    hits = d.call("search", {"query": "padmark299", "host": "gemini-cli"})["hits"]
+    assert [h["session_id"] for h in hits] == [doc["sessionId"]]
+    normal_search(d)
+    d.stop()
+    assert not [r for r in log_records(d) if r.get("path") == str(big)]
 
 
 def test_read_json_document_never_reads_past_its_limit(tmp_path: Path) -> None:

@@ -117,6 +117,7 @@ def build_hosts(config: Config, env: HostEnv | None = None) -> list[HostSpec]:
                     include_subagents=hc.include_subagents,
                     max_line_bytes=config.index.max_line_bytes,
                     max_document_bytes=config.index.max_document_bytes,
+                    stream_document_bytes=config.index.stream_document_bytes,
                 ),
                 exclude=tuple(hc.exclude) + tuple(config.exclude.paths),
             )

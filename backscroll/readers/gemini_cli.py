@@ -367,6 +367,9 @@ class GeminiCliReader(BaseReader):
         if path.with_suffix(".jsonl").exists():
             # Resumed after v0.39: the CLI copied it into `<stem>.jsonl` and goes on there.
             return ReadResult(position=size, replace=True)
+        if size > min(opts.stream_document_bytes, opts.max_document_bytes):
+            # Too big to parse whole cheaply (or at all): one message at a time.
+            return self._stream_document(path, project_dir, subagent, size)
         doc = read_json_document(path, opts.max_document_bytes)
         if not (
             isinstance(doc, dict)
@@ -375,12 +378,51 @@ class GeminiCliReader(BaseReader):
         ):
             return ReadResult(unsupported=f"unknown format (no sessionId/messages) in {path.name}")
         meta = _Meta()
-        meta.header(doc)
         convo = Conversation(self.assistant_type)
         for i, msg in enumerate(doc["messages"]):
             if isinstance(msg, dict):
                 meta.touch(convo.message(msg, i, f"i:{i}"))
-        sid = doc["sessionId"]
+        return self._document_result(doc, meta, convo, project_dir, subagent, size)
+
+    def _stream_document(
+        self, path: Path, project_dir: Path, subagent: bool, size: int
+    ) -> ReadResult:
+        """A big ``session-*.json`` read one message at a time (bounded memory,
+        not subject to ``index.max_document_bytes``); the same turns as a whole read."""
+        from backscroll.readers.stream import ARRAY_START, NotAnObject, stream_members
+
+        top: dict[str, Any] = {}
+        meta = _Meta()
+        convo = Conversation(self.assistant_type)
+        listed = False
+        i = 0
+        try:
+            for key, value in stream_members(path, "messages"):
+                if key == "messages.item":
+                    if isinstance(value, dict):
+                        meta.touch(convo.message(value, i, f"i:{i}"))
+                    i += 1
+                elif value is ARRAY_START:
+                    listed = True
+                else:
+                    top[key] = value
+        except NotAnObject:
+            listed = False  # a ValueError (truncated mid-write) propagates: retried
+        if not (listed and isinstance(top.get("sessionId"), str)):
+            return ReadResult(unsupported=f"unknown format (no sessionId/messages) in {path.name}")
+        return self._document_result(top, meta, convo, project_dir, subagent, size)
+
+    def _document_result(
+        self,
+        top: Mapping[str, Any],
+        meta: _Meta,
+        convo: Conversation,
+        project_dir: Path,
+        subagent: bool,
+        size: int,
+    ) -> ReadResult:
+        meta.header(top)
+        sid = top["sessionId"]
         subagent = subagent or meta.kind == "subagent"
         return ReadResult(
             turns=tuple(s.turn(sid, subagent) for s in convo.said()),

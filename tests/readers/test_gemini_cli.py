@@ -119,6 +119,59 @@ def test_document_without_messages_is_unsupported(isolated_home: Path) -> None:
     assert reader.read(path, None, ReaderOptions()).unsupported
 
 
+# --------------------------------------------------------------------------- streamed .json
+
+#: Streams every document, however small (the path a > 8 MiB session takes).
+STREAMED = ReaderOptions(stream_document_bytes=0)
+
+
+def test_a_streamed_document_gives_the_same_turns_and_session_as_a_whole_read(
+    isolated_home: Path,
+) -> None:
+    path = place(isolated_home, LEGACY)
+    whole = reader.read(path, None, ReaderOptions())
+    streamed = reader.read(path, None, STREAMED)
+    assert len(whole.turns) == 6
+    assert streamed == whole
+
+
+def test_a_streamed_document_keeps_fields_written_after_the_messages(isolated_home: Path) -> None:
+    doc = json.loads(fixture(HOST, LEGACY).read_bytes())
+    messages = doc.pop("messages")
+    path = project_dir(isolated_home) / "chats" / LEGACY
+    path.write_text(json.dumps({"messages": messages, "kind": "main", **doc}))
+    streamed = reader.read(path, None, STREAMED)
+    assert streamed == reader.read(path, None, ReaderOptions())
+    assert streamed.sessions[0].session_id == LEGACY_SID
+    assert streamed.sessions[0].updated_at == pytest.approx(1764625810.837)
+
+
+def test_a_document_over_the_whole_read_cap_is_streamed_not_skipped(isolated_home: Path) -> None:
+    path = place(isolated_home, LEGACY)
+    capped = ReaderOptions(max_document_bytes=1000)
+    assert path.stat().st_size > 1000
+    assert reader.read(path, None, capped) == reader.read(path, None, ReaderOptions())
+
+
+def test_a_truncated_streamed_document_raises_for_a_retry(isolated_home: Path) -> None:
+    path = place(isolated_home, LEGACY)
+    path.write_bytes(path.read_bytes()[:5000])
+    with pytest.raises(ValueError, match=LEGACY):
+        reader.read(path, None, STREAMED)
+
+
+@pytest.mark.parametrize(
+    "doc", [{"sessionId": "x", "history": []}, {"sessionId": "x", "messages": {}}, [1, 2]]
+)
+def test_a_streamed_document_without_a_message_list_is_unsupported(
+    isolated_home: Path, doc: object
+) -> None:
+    path = project_dir(isolated_home) / "chats" / "session-2025-01-01T00-00-deadbeef.json"
+    path.write_text(json.dumps(doc))
+    streamed = reader.read(path, None, STREAMED)
+    assert streamed.unsupported and streamed == reader.read(path, None, ReaderOptions())
+
+
 # --------------------------------------------------------------------------- JSONL
 
 

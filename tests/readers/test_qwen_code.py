@@ -191,3 +191,16 @@ def test_project_is_the_first_records_cwd(isolated_home: Path) -> None:
     ]
     path.write_bytes(b"".join(moved))
     assert read_fresh(reader, path).sessions[SID].project == "/home/dev/shop"
+
+
+def test_older_gemini_style_document_streamed_reads_the_same(isolated_home: Path) -> None:
+    d = isolated_home / ".qwen" / "tmp" / ("9" * 64) / "chats"
+    d.mkdir(parents=True)
+    path = d / LEGACY
+    shutil.copyfile(fixture(HOST, LEGACY), path)
+    whole = reader.read(path, None, ReaderOptions())
+    assert [t.text for t in whole.turns] == [
+        "List the migrations",
+        "There is one migration, 0001_init.",
+    ]
+    assert reader.read(path, None, ReaderOptions(stream_document_bytes=0)) == whole
