@@ -24,6 +24,7 @@ import pytest
 from backscroll import protocol
 from backscroll.client import Client, RemoteError
 from backscroll.readers.base import TooLarge, read_json_document, read_side_file
+from backscroll.readers.stream import stream_members
 from tests.conftest import DaemonFactory
 from tests.daemon.harness import DaemonProcess, claude_user_line, run_cli, session_uuid
 from tests.test_socket_security import (
@@ -202,6 +203,17 @@ def test_read_json_document_never_reads_past_its_limit(tmp_path: Path) -> None:
     os.mkfifo(fifo)
     with pytest.raises(OSError, match="not a regular file"):
         read_json_document(fifo)
+
+
+def test_a_streamed_read_refuses_a_fifo_or_device_in_the_documents_place(tmp_path: Path) -> None:
+    link = tmp_path / "session.json"
+    link.symlink_to("/dev/zero")
+    with pytest.raises(OSError, match="not a regular file"):
+        list(stream_members(link, "messages"))
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    with pytest.raises(OSError, match="not a regular file"):
+        list(stream_members(fifo, "messages"))
 
 
 # --------------------------------------------------------------------------- floods
