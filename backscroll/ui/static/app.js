@@ -36,6 +36,8 @@
       clearTimeout(timer);
       run();
     });
+    // A page opened with a query is sent before its search ran: fetch the results now.
+    if (results.querySelector("[data-pending]")) run();
   }
 
   function fallbackCopy(text) {
