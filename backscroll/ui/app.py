@@ -103,7 +103,7 @@ class Viewer:
         f = _filters(request)
         hosts = self.backend.hosts()
         if f["q"].strip() and request.query_params.get(pages.RENDER) != "1":
-            head = pages.noscript_refresh(f)
+            head = pages.pending_head(f)
             return self.html(pages.search_page(f, hosts, pages.pending(f), self.keys.csrf, head))
         _result, block = await self._results(f)
         return self.html(pages.search_page(f, hosts, block, self.keys.csrf))

@@ -153,9 +153,16 @@ def pending(f: dict[str, str]) -> str:
     )
 
 
-def noscript_refresh(f: dict[str, str]) -> str:
-    """In <head>: a browser without scripts reloads the page with the results rendered."""
-    return f'<noscript><meta http-equiv="refresh" content="0; url={e(rendered_url(f))}"></noscript>'
+def pending_head(f: dict[str, str]) -> str:
+    """In <head>: the results fetch starts while the page is parsed (app.js then asks
+    for this very URL, and gets the preloaded answer); a browser without scripts
+    reloads the page with the results rendered."""
+    keys = ("q", "host", "project", "role", "since")
+    fragment = "/results?" + urlencode({k: f[k] for k in keys if f.get(k)})
+    return (
+        f'<link rel="preload" id="preload-results" href="{e(fragment)}" as="fetch" crossorigin>'
+        f'<noscript><meta http-equiv="refresh" content="0; url={e(rendered_url(f))}"></noscript>'
+    )
 
 
 def search_page(f: dict[str, str], hosts: list[str], block: str, csrf: str, head: str = "") -> str:

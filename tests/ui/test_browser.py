@@ -89,6 +89,11 @@ def test_a_page_opened_with_a_query_paints_searching_then_shows_the_hits(
     assert _css(driver, ".hit mark").text == WORD
     assert _css(driver, "#q").get_attribute("value") == WORD
     assert driver.current_url.endswith(f"/?q={WORD}&role=user")  # no render=1: the script ran
+    fetched = driver.execute_script(
+        "return performance.getEntriesByType('resource')"
+        ".filter(r => r.name.includes('/results?')).map(r => r.name);"
+    )
+    assert len(fetched) == 1, fetched  # the script took the preloaded answer, not a second one
     errors = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
     assert errors == []
 

@@ -29,6 +29,8 @@ def test_search_page_with_a_query_is_sent_before_the_search_with_its_form_filled
     assert f'<noscript><a href="{link}">show the results</a></noscript>' in body
     assert f'<meta http-equiv="refresh" content="0; url={link}">' in body
     assert '<noscript><input type="hidden" name="render" value="1"></noscript>' in body
+    fragment = f"/results?q={WORD}&amp;project={PROJECT.replace('/', '%2F')}&amp;role=user"
+    assert f'<link rel="preload" id="preload-results" href="{fragment}" as="fetch"' in body
 
 
 def test_the_no_script_link_of_the_search_page_renders_the_results(viewer: Viewer) -> None:
