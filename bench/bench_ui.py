@@ -11,7 +11,9 @@ A daemon indexes the corpus (as its $HOME), then serves the viewer. Measured:
   set): time to first byte and to the last byte, p50/p95 of ``--runs``;
 - in headless Chromium (when installed): navigation to each page, time to first
   byte, DOMContentLoaded and first contentful paint, from the Navigation and
-  Paint Timing APIs;
+  Paint Timing APIs; for the search page opened with a query (sent before its
+  search runs), also when app.js has swapped the results in, against the same
+  page rendered with its results by the server (``render=1``, the no-script path);
 - search as you type: ``/results?q=...`` (the fragment the page swaps in) for a
   mix of frequent and rare words and two-word queries, p50/p95, against the
   ``search`` method with the same parameters on the Unix socket (the baseline:
@@ -41,8 +43,8 @@ import corpus  # noqa: E402
 from tests.daemon.harness import DaemonProcess, start_daemon  # noqa: E402
 from tests.ui import browser  # noqa: E402
 
-PAGES = ("/", "/?q={word}", "/sessions", "/activity?until={day}", "/session?id={session}",
-         "/health")  # fmt: skip
+PAGES = ("/", "/?q={word}", "/?q={word}&render=1", "/sessions", "/activity?until={day}",
+         "/session?id={session}", "/health")  # fmt: skip
 OUT = ROOT / "bench" / "out"
 
 
@@ -161,11 +163,25 @@ def measure_browser(url: str, port: int, paths: list[str], runs: int, shots: boo
         ".observe({type: 'paint', buffered: true});"
         " setTimeout(() => answer(null), 2000); }"
     )
+    watch = (  # installed in every page before its own scripts: when the results block lands
+        "new MutationObserver((_, obs) => {"
+        " if (document.querySelector('#results > .results')) {"
+        "  window.__shown = performance.now(); obs.disconnect(); }"
+        "}).observe(document, {childList: true, subtree: true});"
+    )
+    shown = (  # a page sent before its search: when app.js has swapped the results in
+        "const done = arguments[0];"
+        "const look = () => window.__shown !== undefined ? done(window.__shown)"
+        " : setTimeout(look, 20);"
+        "look();"
+    )
     print(f"\nChromium navigation timing ({runs} loads each)")
     with browser.chromium(1280, 900) as drv:
+        drv.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": watch})
         drv.get(url)
         for path in paths:
-            first, dcl, fcp = [], [], []
+            first, dcl, fcp, hits = [], [], [], []
+            fills = "q=" in path and "render=1" not in path
             for _ in range(runs):
                 drv.get(f"http://127.0.0.1:{port}{path}")
                 a, b, c = drv.execute_async_script(js)
@@ -173,7 +189,11 @@ def measure_browser(url: str, port: int, paths: list[str], runs: int, shots: boo
                 dcl.append(b)
                 if c is not None:
                     fcp.append(c)
+                if fills:
+                    hits.append(drv.execute_async_script(shown))
             paint = f"first paint p50 {statistics.median(fcp):6.1f} ms" if fcp else ""
+            if hits:
+                paint += f"  results shown p50 {statistics.median(hits):6.1f} ms"
             print(f"  {path[:44]:<44} first byte p50 {statistics.median(first):6.1f} ms  "
                   f"DOMContentLoaded p50 {statistics.median(dcl):6.1f} ms p95 "
                   f"{pct(dcl, 95):6.1f} ms  {paint}")  # fmt: skip
@@ -183,7 +203,7 @@ def measure_browser(url: str, port: int, paths: list[str], runs: int, shots: boo
                 drv.get(f"http://127.0.0.1:{port}{path}")
                 name = path.strip("/").split("?")[0] or "search"
                 if "q=" in path:
-                    name = "search-results"
+                    name = "search-rendered" if "render=1" in path else "search-results"
                 drv.save_screenshot(str(OUT / f"ui-{name}.png"))
             print(f"  screenshots in {OUT.relative_to(ROOT)}/")
 

@@ -96,9 +96,17 @@ class Viewer:
         return result, pages.results(result, f["q"], SEARCH_LIMIT)
 
     async def search(self, request: Request) -> Response:
+        """The search page. With a query it is sent before the search runs (the
+        search of a frequent word can take longer than a first paint should): a
+        placeholder that app.js fills from ``/results``; ``render=1`` (what a
+        browser without scripts is sent to) runs the search first."""
         f = _filters(request)
+        hosts = self.backend.hosts()
+        if f["q"].strip() and request.query_params.get(pages.RENDER) != "1":
+            head = pages.pending_head(f)
+            return self.html(pages.search_page(f, hosts, pages.pending(f), self.keys.csrf, head))
         _result, block = await self._results(f)
-        return self.html(pages.search_page(f, self.backend.hosts(), block, self.keys.csrf))
+        return self.html(pages.search_page(f, hosts, block, self.keys.csrf))
 
     async def results(self, request: Request) -> Response:
         _result, block = await self._results(_filters(request))

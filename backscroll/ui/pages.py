@@ -14,6 +14,9 @@ from urllib.parse import urlencode
 from backscroll.protocol import ROLES
 
 NAV = (("/", "Search"), ("/sessions", "Sessions"), ("/activity", "Activity"), ("/health", "Health"))
+#: The query parameter asking the search page to run its search before answering
+#: (the no-script path); without it the page is sent at once and app.js fills it.
+RENDER = "render"
 SINCE_CHOICES = (("", "any time"), ("1", "last day"), ("7", "last week"), ("30", "last 30 days"),
                  ("90", "last 90 days"), ("365", "last year"))  # fmt: skip
 
@@ -30,7 +33,7 @@ def when(stamp: str | None) -> str:
     return f'<time datetime="{e(stamp)}">{e(text)}</time>'
 
 
-def layout(title: str, active: str, body: str, csrf: str) -> str:
+def layout(title: str, active: str, body: str, csrf: str, head: str = "") -> str:
     links = "".join(
         f'<a href="{href}"{" aria-current=page" if href == active else ""}>{name}</a>'
         for href, name in NAV
@@ -42,7 +45,7 @@ def layout(title: str, active: str, body: str, csrf: str) -> str:
         f"<title>{e(title)} · backscroll</title>"
         '<link rel="icon" href="/static/icon.svg" type="image/svg+xml">'
         '<link rel="stylesheet" href="/static/style.css">'
-        '<script src="/static/app.js" defer></script></head><body>'
+        f'<script src="/static/app.js" defer></script>{head}</head><body>'
         f'<header><a class="brand" href="/">backscroll</a><nav>{links}</nav></header>'
         f"<main>{body}</main></body></html>"
     )
@@ -78,7 +81,10 @@ def search_form(f: dict[str, str], hosts: list[str]) -> str:
         f'<select name="role" aria-label="role">{_options(role_choices, f.get("role", ""))}'
         "</select>"
         f'<select name="since" aria-label="since">{_options(SINCE_CHOICES, f.get("since", ""))}'
-        '</select><button type="submit">Search</button></form>'
+        # Without a script the form asks the server for the results at once (with
+        # one, FormData skips <noscript> and the script fetches them).
+        f'</select><noscript><input type="hidden" name="{RENDER}" value="1"></noscript>'
+        '<button type="submit">Search</button></form>'
     )
 
 
@@ -130,7 +136,36 @@ def results(result: dict[str, Any], query: str, limit: int) -> str:
     return "".join(parts)
 
 
-def search_page(f: dict[str, str], hosts: list[str], block: str, csrf: str) -> str:
+def rendered_url(f: dict[str, str]) -> str:
+    """The search page asked with ``render=1``: the results in the page itself."""
+    keys = ("q", "host", "project", "role", "since")
+    return "/?" + urlencode({**{k: f[k] for k in keys if f.get(k)}, RENDER: "1"})
+
+
+def pending(f: dict[str, str]) -> str:
+    """The results placeholder of a page sent before its search ran: app.js fetches
+    the block at once; without a script, the <noscript> parts ask the server to
+    render the page with the results (``render=1``)."""
+    return (
+        f'<div class="pending" data-pending="1" data-q="{e(f.get("q"))}" aria-busy="true">'
+        '<p class="muted">searching…</p>'
+        f'<noscript><a href="{e(rendered_url(f))}">show the results</a></noscript></div>'
+    )
+
+
+def pending_head(f: dict[str, str]) -> str:
+    """In <head>: the results fetch starts while the page is parsed (app.js then asks
+    for this very URL, and gets the preloaded answer); a browser without scripts
+    reloads the page with the results rendered."""
+    keys = ("q", "host", "project", "role", "since")
+    fragment = "/results?" + urlencode({k: f[k] for k in keys if f.get(k)})
+    return (
+        f'<link rel="preload" id="preload-results" href="{e(fragment)}" as="fetch" crossorigin>'
+        f'<noscript><meta http-equiv="refresh" content="0; url={e(rendered_url(f))}"></noscript>'
+    )
+
+
+def search_page(f: dict[str, str], hosts: list[str], block: str, csrf: str, head: str = "") -> str:
     intro = (
         ""
         if f.get("q")
@@ -138,7 +173,7 @@ def search_page(f: dict[str, str], hosts: list[str], block: str, csrf: str) -> s
         'results follow as you type. <code>"quoted phrases"</code> match exactly.</p>'
     )
     body = f'{search_form(f, hosts)}{intro}<div id="results">{block}</div>'
-    return layout(f"Search {f.get('q', '')}".strip(), "/", body, csrf)
+    return layout(f"Search {f.get('q', '')}".strip(), "/", body, csrf, head)
 
 
 def sessions_page(

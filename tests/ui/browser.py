@@ -35,7 +35,8 @@ def missing() -> str | None:
 
 
 @contextmanager
-def chromium(width: int = 1280, height: int = 900) -> Iterator[Any]:
+def chromium(width: int = 1280, height: int = 900, scripts: bool = True) -> Iterator[Any]:
+    """A headless Chromium; ``scripts=False`` turns JavaScript off (the no-script path)."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -49,6 +50,10 @@ def chromium(width: int = 1280, height: int = 900) -> Iterator[Any]:
                 "--disable-sync", "--no-first-run", "--disable-extensions",
                 f"--user-data-dir={profile}", f"--window-size={width},{height}"):  # fmt: skip
         opts.add_argument(arg)
+    if not scripts:
+        opts.add_experimental_option(
+            "prefs", {"profile.managed_default_content_settings.javascript": 2}
+        )
     env = {"SE_OFFLINE": "true"}
     old = {k: os.environ.get(k) for k in env}
     os.environ.update(env)

@@ -76,6 +76,46 @@ def test_search_as_you_type_then_open_the_hit_then_copy_its_resume_command(
     assert copied == f"cd {PROJECT} && claude --resume {SESSION}"
 
 
+def test_a_page_opened_with_a_query_paints_searching_then_shows_the_hits(
+    viewer: Viewer, driver: Any
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    driver.get(viewer.url)
+    driver.get(f"http://127.0.0.1:{viewer.port}/?q={WORD}&role=user")
+    found = f'#results > .results[data-q="{WORD}"] .hit'
+    _wait(driver, "the opening query's hits", lambda d: d.find_elements(By.CSS_SELECTOR, found))
+    assert driver.find_elements(By.CSS_SELECTOR, "[data-pending]") == []  # the placeholder is gone
+    assert _css(driver, ".hit mark").text == WORD
+    assert _css(driver, "#q").get_attribute("value") == WORD
+    assert driver.current_url.endswith(f"/?q={WORD}&role=user")  # no render=1: the script ran
+    fetched = driver.execute_script(
+        "return performance.getEntriesByType('resource')"
+        ".filter(r => r.name.includes('/results?')).map(r => r.name);"
+    )
+    assert len(fetched) == 1, fetched  # the script took the preloaded answer, not a second one
+    errors = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
+    assert errors == []
+
+
+def test_without_javascript_a_query_page_still_shows_the_hits(viewer: Viewer) -> None:
+    from selenium.webdriver.common.by import By
+
+    with browser.chromium(scripts=False) as drv:
+        drv.get(viewer.url)
+        drv.get(f"http://127.0.0.1:{viewer.port}/?q={WORD}")
+        found = f'#results > .results[data-q="{WORD}"] .hit'
+        _wait(drv, "the server-rendered hits", lambda d: d.find_elements(By.CSS_SELECTOR, found))
+        assert "render=1" in drv.current_url  # the <noscript> refresh asked for them
+        assert _css(drv, ".hit mark").text == WORD
+        box = _css(drv, "#q")
+        box.clear()
+        box.send_keys("parser")
+        _css(drv, "#search button[type=submit]").click()  # the form, without a script
+        done = '#results > .results[data-q="parser"] .hit'
+        _wait(drv, "the submitted search", lambda d: d.find_elements(By.CSS_SELECTOR, done))
+
+
 def test_the_browser_without_the_token_gets_the_refusal_page(viewer: Viewer, driver: Any) -> None:
     driver.get(f"http://127.0.0.1:{viewer.port}/sessions")
     assert "Open the link backscroll printed" in _css(driver, "h1").text

@@ -13,8 +13,38 @@ from backscroll.wording import worded
 from tests.ui.conftest import HIT_TURN, PROJECT, SESSION, TURNS, WORD, Viewer
 
 
+def test_search_page_with_a_query_is_sent_before_the_search_with_its_form_filled(
+    viewer: Viewer,
+) -> None:
+    status, _, body = viewer.get(f"/?q={WORD}&role=user&project={PROJECT}")
+    assert status == 200
+    assert f'id="q" name="q" type="search" value="{WORD}"' in body
+    assert '<option value="user" selected>' in body and f'value="{PROJECT}"' in body
+    pending = re.search(r'<div id="results"><div class="pending" data-pending="1"[^>]*>', body)
+    assert pending and f'data-q="{WORD}"' in pending.group(0)
+    assert "searching…" in body
+    assert "<mark>" not in body and 'class="hit"' not in body  # the search has not run yet
+    # Without a script: a <noscript> link (and refresh) to the page with the results in it.
+    link = f"/?q={WORD}&amp;project={PROJECT.replace('/', '%2F')}&amp;role=user&amp;render=1"
+    assert f'<noscript><a href="{link}">show the results</a></noscript>' in body
+    assert f'<meta http-equiv="refresh" content="0; url={link}">' in body
+    assert '<noscript><input type="hidden" name="render" value="1"></noscript>' in body
+    fragment = f"/results?q={WORD}&amp;project={PROJECT.replace('/', '%2F')}&amp;role=user"
+    assert f'<link rel="preload" id="preload-results" href="{fragment}" as="fetch"' in body
+
+
+def test_the_no_script_link_of_the_search_page_renders_the_results(viewer: Viewer) -> None:
+    _, _, shell = viewer.get(f"/?q={WORD}")
+    link = re.search(r'<noscript><a href="([^"]+)">show the results', shell)
+    assert link
+    status, _, body = viewer.get(link.group(1).replace("&amp;", "&"))
+    assert status == 200
+    assert "data-pending" not in body and "<noscript><meta" not in body
+    assert f'<div id="results"><div class="results" data-q="{WORD}" data-hits="1">' in body
+
+
 def test_search_page_marks_the_matched_words_and_links_to_the_hit(viewer: Viewer) -> None:
-    status, _, body = viewer.get(f"/?q={WORD}")
+    status, _, body = viewer.get(f"/?q={WORD}&render=1")
     assert status == 200
     assert f"<mark>{WORD}</mark>" in body
     assert f"/session?id={SESSION}&amp;host=claude-code&amp;key=u-{HIT_TURN:04d}#hit" in body

@@ -8,7 +8,7 @@
     let timer = 0;
     let controller = null;
     let sequence = 0;
-    const run = () => {
+    const run = (preloaded) => {
       const params = new URLSearchParams(new FormData(form));
       for (const [k, v] of [...params]) if (!v) params.delete(k);
       const qs = params.toString();
@@ -16,7 +16,7 @@
       if (controller) controller.abort();
       controller = new AbortController();
       const mine = ++sequence;
-      fetch("/results?" + qs, { signal: controller.signal, credentials: "same-origin" })
+      fetch(preloaded || "/results?" + qs, { signal: controller.signal, credentials: "same-origin" })
         .then((r) => r.text())
         .then((html) => {
           if (mine !== sequence) return;
@@ -36,6 +36,12 @@
       clearTimeout(timer);
       run();
     });
+    // A page opened with a query is sent before its search ran: fetch the results now.
+    // (the page's <link rel=preload> started that fetch while the page was parsed).
+    if (results.querySelector("[data-pending]")) {
+      const pre = document.getElementById("preload-results");
+      run(pre ? pre.getAttribute("href") : null);
+    }
   }
 
   function fallbackCopy(text) {
