@@ -35,15 +35,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
 from backscroll.model import Cursor, Kind, Problem, ReaderOptions, ReadResult, Role, Session, Turn
 from backscroll.readers.base import (
-    BaseReader,
     HostEnv,
+    OneDatabase,
     clean_text,
     content_key,
     first_line_title,
@@ -135,7 +135,8 @@ def conversation_turns(state: Mapping[str, Any], sid: str) -> _Conversation:
     return out
 
 
-class AmazonQReader(BaseReader):
+class AmazonQReader(OneDatabase):
+    db_name: ClassVar[str] = DB_NAME
     host: ClassVar[str] = "amazon-q"
     name: ClassVar[str] = "Amazon Q Developer CLI"
     version: ClassVar[int] = 1
@@ -150,16 +151,6 @@ class AmazonQReader(BaseReader):
         else:
             base = env.xdg_data()
         return [base / "amazon-q"]
-
-    def source_for(self, path: Path) -> Path | None:
-        if path.name == DB_NAME + "-wal":
-            return path.with_name(DB_NAME)
-        return path if path.name == DB_NAME else None
-
-    def discover(self, root: Path) -> Iterator[Path]:
-        db = root / DB_NAME
-        if db.is_file():
-            yield db
 
     def read(self, path: Path, prev: Cursor | None, opts: ReaderOptions) -> ReadResult:
         old = prev.state if prev and prev.state.get("v") == STATE_VERSION else {}

@@ -40,13 +40,17 @@ from typing import ClassVar
 
 from backscroll.model import Cursor, Kind, Problem, ReaderOptions, ReadResult, Role, Session, Turn
 from backscroll.readers.base import (
+    MAX_SIDE_FILE_BYTES,
     BaseReader,
     HostEnv,
+    NameIndex,
+    Tail,
     clean_text,
     first_line_title,
     is_absolute_path,
     is_external_tool,
     next_line_number,
+    open_regular,
     parse_time,
     read_json_document,
     resume_in,
@@ -79,37 +83,41 @@ def _prompt(content: str, *, explicit_input: bool) -> str | None:
 
 
 class _Workspaces:
-    """Conversation id -> workspace from ``history.jsonl`` and
-    ``cache/last_conversations.json``, re-read only when they change."""
+    """Conversation id -> workspace from ``history.jsonl`` (which wins) and
+    ``cache/last_conversations.json``, each re-read only when it changes."""
 
     def __init__(self) -> None:
-        self._cache: dict[Path, tuple[tuple[int, int, int, int], dict[str, str]]] = {}
+        self._history = NameIndex(self._load_history)
+        self._last = NameIndex(self._load_last)
 
     def lookup(self, home: Path, conversation: str) -> str | None:
-        history, last = home / "history.jsonl", home / "cache" / "last_conversations.json"
-        stamp = (*_stamp(history), *_stamp(last))
-        cached = self._cache.get(home)
-        if cached is None or cached[0] != stamp:
-            cached = (stamp, self._load(history, last))
-            self._cache[home] = cached
-        return cached[1].get(conversation)
+        return self._history.lookup(home / "history.jsonl", conversation) or self._last.lookup(
+            home / "cache" / "last_conversations.json", conversation
+        )
 
     @staticmethod
-    def _load(history: Path, last: Path) -> dict[str, str]:
+    def _load_last(path: Path) -> dict[str, str]:
+        try:
+            doc = read_json_document(path, max_bytes=16 * 1024 * 1024)
+        except (OSError, ValueError):
+            return {}
+        if not isinstance(doc, dict):  # workspace -> last conversation id (shape unverified)
+            return {}
+        return {
+            conv: workspace
+            for workspace, conv in doc.items()
+            if isinstance(conv, str) and is_absolute_path(workspace)
+        }
+
+    @staticmethod
+    def _load_history(path: Path) -> dict[str, str]:
         found: dict[str, str] = {}
         try:
-            doc = read_json_document(last, max_bytes=16 * 1024 * 1024)
-        except (OSError, ValueError):
-            doc = None
-        if isinstance(doc, dict):  # workspace -> last conversation id (shape unverified)
-            for workspace, conv in doc.items():
-                if isinstance(conv, str) and is_absolute_path(workspace):
-                    found[conv] = workspace
-        try:
-            with open(history, "rb") as fh:
-                for raw in fh:
+            # A side file: a FIFO or /dev/zero in its place is refused, long lines skipped.
+            with open_regular(path) as fh:
+                for line in Tail(path, max_line_bytes=MAX_SIDE_FILE_BYTES).iter_stream(fh):
                     try:
-                        row = json.loads(raw)
+                        row = json.loads(line.raw)
                     except ValueError:
                         continue
                     if not isinstance(row, dict):
@@ -122,16 +130,8 @@ class _Workspaces:
                     ):
                         found[conv] = workspace
         except OSError:
-            pass
+            pass  # what was read stands; the next change reads it again
         return found
-
-
-def _stamp(path: Path) -> tuple[int, int]:
-    try:
-        st = path.stat()
-    except OSError:
-        return (0, 0)
-    return (st.st_mtime_ns, st.st_size)
 
 
 class AntigravityReader(BaseReader):

@@ -726,3 +726,21 @@ class NameIndex:
             cached = (stamp, self._load(path))
             self._cache[path] = cached
         return cached[1].get(key)
+
+
+class OneDatabase(BaseReader):
+    """A host that keeps one SQLite database at the top of its root: that file is
+    the source, and a change to its ``-wal`` is a change to it."""
+
+    db_name: ClassVar[str]
+
+    def source_for(self, path: Path) -> Path | None:
+        if path.name == self.db_name + "-wal":
+            return path.with_name(self.db_name)
+        return path if path.name == self.db_name else None
+
+    def discover(self, root: Path) -> Iterator[Path]:
+        # Only the top-level file: the root may hold much else (Hermes: its checkout).
+        db = root / self.db_name
+        if db.is_file():
+            yield db

@@ -20,8 +20,8 @@ from typing import Any, ClassVar
 
 from backscroll.model import Cursor, Kind, Problem, ReaderOptions, ReadResult, Session, Turn
 from backscroll.readers.base import (
-    BaseReader,
     HostEnv,
+    OneDatabase,
     clean_text,
     first_line_title,
     is_external_tool,
@@ -43,7 +43,8 @@ BATCH = 64
 STATE_VERSION = 1
 
 
-class HermesReader(BaseReader):
+class HermesReader(OneDatabase):
+    db_name: ClassVar[str] = DB_NAME
     host: ClassVar[str] = "hermes"
     name: ClassVar[str] = "Hermes Agent"
     version: ClassVar[int] = 1
@@ -53,17 +54,6 @@ class HermesReader(BaseReader):
     def roots(self, env: HostEnv) -> list[Path]:
         # The same on every OS: $HERMES_HOME, else ~/.hermes.
         return [env.var("HERMES_HOME") or env.home / ".hermes"]
-
-    def source_for(self, path: Path) -> Path | None:
-        if path.name == DB_NAME + "-wal":
-            return path.with_name(DB_NAME)
-        return path if path.name == DB_NAME else None
-
-    def discover(self, root: Path) -> Iterator[Path]:
-        # Only the top-level state.db: ~/.hermes also holds the agent's own checkout.
-        db = root / DB_NAME
-        if db.is_file():
-            yield db
 
     def read(self, path: Path, prev: Cursor | None, opts: ReaderOptions) -> ReadResult:
         state = tracking.saved_state(prev, STATE_VERSION)
