@@ -77,8 +77,8 @@ def require_url(team: TeamConfig) -> str:
 
 def connect(team: TeamConfig) -> psycopg.Connection[Any]:
     """One connection (for a CLI command; the daemon uses :func:`open_pool`)."""
+    url = require_url(team)  # first: without a URL the driver is not the problem
     pg = driver()
-    url = require_url(team)
     try:
         conn: psycopg.Connection[Any] = pg.connect(url, **connect_kwargs(team))
     except pg.OperationalError as exc:

@@ -50,7 +50,7 @@ def _excerpt(marked: str, limit: int) -> tuple[str, list[list[int]]]:
 def search(config: Config, params: dict[str, Any]) -> dict[str, Any]:
     """Search the team database with the local search's parameters."""
     from backscroll.team import driver, sql
-    from backscroll.team.connect import check_schema, connect, first_line
+    from backscroll.team.connect import check_schema, connect, first_line, require_url
 
     words = str(params.get("query", "")).strip()
     if not words:
@@ -71,7 +71,8 @@ def search(config: Config, params: dict[str, Any]) -> dict[str, Any]:
     if params.get("since_days") is not None:
         since = time.time() - float(params["since_days"]) * 86400
         filters["since"] = max(since, filters["since"] or since)
-    psycopg = driver()  # before anything else: a missing driver names the extra
+    require_url(config.team)  # no team database: say that, not that a driver is missing
+    psycopg = driver()  # before connecting: a missing driver names the extra
     with connect(config.team) as conn:
         try:
             check_schema(conn)

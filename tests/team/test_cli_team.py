@@ -122,3 +122,14 @@ def test_doctor_checks_the_team_database(tmp_path: Path, team_db: TeamDb) -> Non
     team = [f for f in json.loads(done.stdout)["findings"] if f["check"] == "team"]
     assert team[0]["status"] == "fail" and "cannot reach" in team[0]["detail"]
     assert done.returncode != 0
+
+
+def test_search_team_without_a_team_url_says_no_team_database_is_configured(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from backscroll import cli
+
+    assert cli.main(["search", "--team", "anything"]) == 2
+    err = capsys.readouterr().err
+    assert "no team database configured; set team.url" in err
+    assert "driver is not installed" not in err
