@@ -19,7 +19,7 @@ import logging
 import os
 import random
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -230,29 +230,3 @@ class Publisher:
             return
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._wake.wait(), timeout=seconds)
-
-
-class WriterOutbox:
-    """:class:`LocalOutbox` over an :class:`IndexWriter` in this thread (tests,
-    bench, and ``backscroll team publish`` without a daemon)."""
-
-    def __init__(self, writer: Any, run: Callable[[Callable[[], Any]], Awaitable[Any]]) -> None:
-        self.writer = writer
-        self.run = run
-
-    async def stats(self) -> OutboxStats:
-        from backscroll.store import outbox
-
-        result: OutboxStats = await self.run(lambda: outbox.stats(self.writer))
-        return result
-
-    async def batch(self, limit: int) -> OutboxBatch:
-        from backscroll.store import outbox
-
-        result: OutboxBatch = await self.run(lambda: outbox.read_batch(self.writer, limit))
-        return result
-
-    async def ack(self, last_id: int) -> None:
-        from backscroll.store import outbox
-
-        await self.run(lambda: outbox.ack(self.writer, last_id))

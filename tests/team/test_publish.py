@@ -11,10 +11,17 @@ from pathlib import Path
 import pytest
 
 from backscroll.store import outbox
-from backscroll.team.publish import Publisher, WriterOutbox
+from backscroll.team.publish import Publisher
 from tests.daemon.harness import claude_user_line, dump_turns, populate, run_cli
 from tests.team.conftest import TeamDb
-from tests.team.util import CrashAfterCommit, drain, here, local_publisher, wait_until
+from tests.team.util import (
+    CrashAfterCommit,
+    WriterOutbox,
+    drain,
+    here,
+    local_publisher,
+    wait_until,
+)
 
 
 def indexed(tmp_path: Path) -> Path:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +12,27 @@ from backscroll.config import TeamConfig
 from backscroll.store import open_writer, outbox
 from backscroll.store.outbox import OutboxBatch, OutboxStats
 from backscroll.store.writer import IndexWriter
-from backscroll.team.publish import Publisher, WriterOutbox, settings
+from backscroll.team.publish import Publisher, settings
+
+
+class WriterOutbox:
+    """The publisher's outbox over an :class:`IndexWriter` in the calling thread: a
+    publisher run without a daemon."""
+
+    def __init__(self, writer: Any, run: Callable[[Callable[[], Any]], Awaitable[Any]]) -> None:
+        self.writer = writer
+        self.run = run
+
+    async def stats(self) -> OutboxStats:
+        result: OutboxStats = await self.run(lambda: outbox.stats(self.writer))
+        return result
+
+    async def batch(self, limit: int) -> OutboxBatch:
+        result: OutboxBatch = await self.run(lambda: outbox.read_batch(self.writer, limit))
+        return result
+
+    async def ack(self, last_id: int) -> None:
+        await self.run(lambda: outbox.ack(self.writer, last_id))
 
 
 async def here(fn: Callable[[], Any]) -> Any:
