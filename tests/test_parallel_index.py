@@ -155,3 +155,18 @@ def test_a_daemons_first_index_read_by_worker_processes_equals_a_fresh_index(
     w = open_writer(d.db_path)
     assert schema.missing_indexes(w.conn) == []
     w.close()
+
+
+def test_turns_and_sessions_cross_to_the_writer_with_every_field() -> None:
+    """A worker's turns are pickled as constructor arguments: every field, in order."""
+    import dataclasses
+    import pickle
+
+    from backscroll.model import SESSION_FIELD_NAMES, TURN_FIELD_NAMES, Session, Turn
+
+    assert tuple(f.name for f in dataclasses.fields(Turn)) == TURN_FIELD_NAMES
+    assert tuple(f.name for f in dataclasses.fields(Session)) == SESSION_FIELD_NAMES
+    turn = Turn("s", "k", "assistant", "text", 1.5, 7, tainted=True, subagent=True, note="n")
+    session = Session("s", "/p", "title", 1.0, 2.0, "resume s", "parent")
+    assert pickle.loads(pickle.dumps(turn)) == turn
+    assert pickle.loads(pickle.dumps(session)) == session
