@@ -458,6 +458,8 @@ _NUMBER = re.compile(r"-?\d+(\.\d+)?")
 
 def parse_time(value: Any) -> float | None:
     """Unix seconds from an ISO-8601 string or a number in s/ms/us; None if absent."""
+    if type(value) is str:  # nearly every call: checked first
+        return _parse_time_text(value)
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, int | float):
@@ -468,21 +470,25 @@ def parse_time(value: Any) -> float | None:
             return v / 1e3
         return v if v > 0 else None
     if isinstance(value, str):
-        # fromisoformat first: nearly every timestamp is ISO 8601 (3.11 takes "Z").
-        try:
-            dt = datetime.fromisoformat(value)
-        except ValueError:
-            text = value.strip()
-            if _NUMBER.fullmatch(text):
-                return parse_time(float(text))
-            try:
-                dt = datetime.fromisoformat(text)
-            except ValueError:
-                return None
-        if dt.tzinfo is None:
-            dt = dt.replace(tzinfo=UTC)
-        return dt.timestamp()
+        return _parse_time_text(value)
     return None
+
+
+def _parse_time_text(value: str) -> float | None:
+    # fromisoformat first: nearly every timestamp is ISO 8601 (3.11 takes "Z").
+    try:
+        dt = datetime.fromisoformat(value)
+    except ValueError:
+        text = value.strip()
+        if _NUMBER.fullmatch(text):
+            return parse_time(float(text))
+        try:
+            dt = datetime.fromisoformat(text)
+        except ValueError:
+            return None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return dt.timestamp()
 
 
 def block_texts(content: Any, types: Iterable[str] = ("text",)) -> list[str]:

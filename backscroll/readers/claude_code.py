@@ -212,13 +212,17 @@ class _Parser:
         self.state = state
         self.turns: list[Turn] = []
         self.saw_entry = False
+        self.known_version: str | None = None
 
     def check_version(self, obj: dict[str, Any]) -> str | None:
         version = obj.get("version")
+        if version == self.known_version:
+            return None  # (every entry repeats it: checked once per value)
         if isinstance(version, str):
             match = _VERSION.match(version)
             if match and int(match.group(1)) > MAX_MAJOR_VERSION:
                 return f"unknown format version {version}"
+            self.known_version = version
         return None
 
     # ------------------------------------------------------------------ entries
