@@ -6,6 +6,7 @@ Run from the repository root::
     python bench/bench_index.py                      # ~200 MB corpus in a temp dir
     python bench/bench_index.py --size-mb 50         # quicker
     python bench/bench_index.py --corpus DIR         # keep / reuse a corpus in DIR
+    python bench/bench_index.py --hosts claude-code,codex   # the older two-host corpus
 
 (a) Cold index. The corpus (bench/corpus.py) is used as ``$HOME`` and a fresh
 ``BACKSCROLL_HOME`` per run. Each arm is a subprocess timed wall-clock, so all
@@ -16,7 +17,8 @@ ref ``REF`` (``git archive`` into the work directory, run with ``PYTHONPATH``),
 so a before/after ratio comes from the same run; and the floor, a minimal
 single-threaded loader in this file (``--floor``) that shares none of
 backscroll's schema: every JSONL line through ``json.loads``, prose picked
-roughly as the readers do, ``executemany`` into a bare ``docs(id, text)`` table
+roughly as the readers do (Gemini's records keyed by message id, the last one
+winning), ``executemany`` into a bare ``docs(id, text)`` table
 and an external-content FTS5 table over it filled once per file, all in one
 transaction. Arms alternate for ``--repeat`` rounds; the best time of each is
 compared, in wall time and in CPU time (user+sys of the child and the
@@ -92,6 +94,30 @@ def _codex_prose(obj: dict[str, Any]) -> Iterator[tuple[str, str]]:
             yield "assistant", text.strip()
 
 
+def _copilot_prose(obj: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    data = obj.get("data")
+    if obj.get("type") in ("user.message", "assistant.message") and isinstance(data, dict):
+        yield str(obj["type"]).split(".")[0], str(data.get("content", "")).strip()
+
+
+def _part_texts(content: Any) -> list[str]:
+    """Gemini's genai parts: a string or a list of ``{"text": …}`` parts."""
+    if isinstance(content, list):
+        return [b["text"] for b in content if isinstance(b, dict) and "text" in b]
+    return _texts(content, "text")
+
+
+def _gemini_prose(path: Path) -> list[str]:
+    """A Gemini JSONL recording: the last record of each message id wins."""
+    said: dict[str, str] = {}
+    with open(path, "rb") as fh:
+        for raw in fh:
+            obj = json.loads(raw)
+            if obj.get("type") in ("user", "gemini"):
+                said[obj["id"]] = "\n".join(_part_texts(obj.get("content"))).strip()
+    return [text for text in said.values() if text]
+
+
 def floor_load(root: Path, db: Path) -> int:
     """The minimal loader; returns the number of turns inserted."""
     conn = sqlite3.connect(db, isolation_level=None)
@@ -102,13 +128,20 @@ def floor_load(root: Path, db: Path) -> int:
     turns = 0
     last = 0
     for path in corpus.transcripts(root):
-        pick = _codex_prose if path.name.startswith("rollout-") else _claude_prose
         rows: list[tuple[str]] = []
-        with open(path, "rb") as fh:
-            for raw in fh:
-                for _role, text in pick(json.loads(raw)):
-                    if text:
-                        rows.append((text,))
+        if path.name.startswith("session-"):
+            rows = [(text,) for text in _gemini_prose(path)]
+        else:
+            pick = _claude_prose
+            if path.name.startswith("rollout-"):
+                pick = _codex_prose
+            elif path.name == "events.jsonl":
+                pick = _copilot_prose
+            with open(path, "rb") as fh:
+                for raw in fh:
+                    for _role, text in pick(json.loads(raw)):
+                        if text:
+                            rows.append((text,))
         conn.executemany("INSERT INTO docs (text) VALUES (?)", rows)
         conn.execute("INSERT INTO docs_fts(rowid, text) SELECT id, text FROM docs WHERE id > ?",
                      (last,))  # fmt: skip
@@ -336,6 +369,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--size-mb", type=int, default=200)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--corpus", type=Path, help="generate into / reuse this directory")
+    corpus.add_hosts_option(ap)
     ap.add_argument("--repeat", type=int, default=2, help="rounds of the cold-index arms")
     ap.add_argument("--big-mb", type=int, default=100, help="size of the big file in (b)")
     ap.add_argument("--appends", type=int, default=20)
@@ -357,11 +391,12 @@ def main(argv: list[str] | None = None) -> int:
         if not args.skip_cold:
             root = args.corpus or work / "corpus"
             root.mkdir(parents=True, exist_ok=True)
-            stats = corpus.generate(root, args.size_mb, args.seed)
+            stats = corpus.generate(root, args.size_mb, args.seed, args.hosts)
             mb = stats.bytes / 1e6
             print(
                 f"corpus: {stats.files} sessions, {mb:.1f} MB, {stats.prose_turns} prose "
-                f"turns ({stats.prose_chars / 1e6:.1f} MB of prose), seed {args.seed}"
+                f"turns ({stats.prose_chars / 1e6:.1f} MB of prose), seed {args.seed}, "
+                f"hosts {','.join(stats.hosts)}"
             )
             cold_index(root, work, args.repeat, mb, args.baseline)
         if not args.skip_append:
