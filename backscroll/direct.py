@@ -78,7 +78,7 @@ def query(config: Config, method: str, params: Any) -> Any:
         enabled = [spec.host for spec in build_hosts(config)]
         if method == "status":
             return {"schema": RESULT_SCHEMA, "daemon": False, **run_sync(conn, totals())}
-        q = methods.build(method, params, fts=schema.has_fts(conn), enabled_hosts=enabled)
+        q = methods.build(method, params, fts=schema.fts_searchable(conn), enabled_hosts=enabled)
         return run_sync(conn, q)
     except sqlite3.DatabaseError as exc:
         if schema.is_corrupt(exc):  # said once, remembered: nothing writes into it after

@@ -285,7 +285,7 @@ def read_index(db: Path, params: dict[str, Any]) -> Mapping[str, Any] | None:
 
     conn = open_readonly(db)
     try:
-        query = methods.build("search", params, fts=schema.has_fts(conn))
+        query = methods.build("search", params, fts=schema.fts_searchable(conn))
         result: Mapping[str, Any] = run_sync(conn, query)
         return result
     finally:

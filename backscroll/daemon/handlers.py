@@ -137,7 +137,10 @@ async def ui(ctx: DaemonContext, params: Any) -> Any:
 
 def _query_method(name: str) -> Method:
     async def handler(ctx: DaemonContext, params: Any) -> Any:
-        query = methods.build(name, params, fts=ctx.pool.fts, enabled_hosts=ctx.enabled_hosts)
+        # While this daemon's first index bulk loads, the full-text index is
+        # built only at its end: meanwhile every turn is found by LIKE.
+        fts = ctx.pool.fts and not ctx.worker.indexer.writer.bulk
+        query = methods.build(name, params, fts=fts, enabled_hosts=ctx.enabled_hosts)
         return await ctx.pool.run(query)
 
     return handler

@@ -175,7 +175,11 @@ class IndexWriter:
             raise
         self._in_tx = False
         self._staging = False
-        if schema.missing_indexes(self.conn):  # a bulk load was cut short
+        #: This writer is bulk loading (its full-text index is built at the end).
+        self.bulk = False
+        if schema.missing_indexes(self.conn) or schema.fts_deferred(self.conn):
+            # A bulk load was cut short (or runs beside this writer): its indexes
+            # and full-text index are built now (the transaction builds the latter).
             with self.transaction():
                 schema.restore_secondary_indexes(self.conn)
 
@@ -213,6 +217,10 @@ class IndexWriter:
             raise
         self._in_tx = True
         try:
+            if not self.bulk:
+                # A bulk load deferred the full-text index and was killed, or runs
+                # beside this writer: build it now, before writing past it.
+                schema.build_deferred_fts(self.conn)
             yield
         except BaseException as exc:
             self._in_tx = False
@@ -477,15 +485,19 @@ class IndexWriter:
         return self.conn.execute("SELECT 1 FROM turns LIMIT 1").fetchone() is None
 
     def begin_bulk(self) -> None:
-        """A cold pass starts: the secondary indexes of ``turns`` go until
-        :meth:`end_bulk` (or the next open, if this process dies first)."""
+        """A cold pass starts: the secondary indexes of ``turns`` and the
+        full-text index's triggers go until :meth:`end_bulk` (or the next
+        writer's transaction, if this process dies first)."""
         with self.transaction():
             schema.drop_secondary_indexes(self.conn)
+            schema.defer_fts(self.conn)
+        self.bulk = True
 
     def end_bulk(self, merge: bool = True) -> None:
-        """Build the secondary indexes once and (unless shutting down) merge the
-        FTS segments."""
-        with self.transaction():
+        """Build the secondary indexes and the full-text index once and (unless
+        shutting down) merge the FTS segments."""
+        self.bulk = False
+        with self.transaction():  # (builds the deferred full-text index first)
             schema.restore_secondary_indexes(self.conn)
         if merge:
             self.optimize()

@@ -104,3 +104,101 @@ def test_indexes_of_a_bulk_pass_cut_short_are_rebuilt_when_a_writer_next_opens(
     assert "turns_file" in str(plan)
     assert len(_matches(again, "number")) == 20
     again.close()
+
+
+def _triggers(w: IndexWriter) -> list[tuple[str, str]]:
+    """The full-text index's triggers (the team outbox has its own)."""
+    rows = w.conn.execute(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'turns_%'"
+    )
+    return sorted((str(r[0]), str(r[1])) for r in rows)
+
+
+def _everything_matched(w: IndexWriter, words: tuple[str, ...]) -> dict[str, list[int]]:
+    return {word: _matches(w, word) for word in words}
+
+
+_WORDS = ("alpha", "bravo", "charlie", "delta", "seven", "foxtrot")
+
+
+def _bulk_load(path: Path) -> IndexWriter:
+    """The writes of :func:`_load` (a key written twice, a rewrite that drops a
+    turn and changes texts, an append) inside one bulk load."""
+    w = open_writer(path)
+    w.begin_bulk()
+    first = [_turn(i, f"alpha turn {i}") for i in range(40)]
+    first.append(_turn(7, "alpha turn seven written again"))
+    w.apply(_update(w, first, path="/t/a.jsonl", size=100, fresh=True))
+    second = [_turn(i, f"bravo turn {i}", session="s2") for i in range(20)]
+    w.apply(_update(w, second, path="/t/b.jsonl", size=100, fresh=True))
+    rewrite = [_turn(i, f"charlie turn {i}" if i % 3 else f"alpha turn {i}") for i in range(39)]
+    w.apply(_update(w, rewrite, path="/t/a.jsonl", size=200, replace=True))
+    w.apply(_update(w, [_turn(99, "delta appended", session="s2")], path="/t/b.jsonl", size=150))
+    return w
+
+
+def test_a_bulk_load_builds_the_full_text_index_once_at_its_end_exactly_as_row_by_row(
+    tmp_path: Path,
+) -> None:
+    plain = _load(tmp_path / "plain.db")
+    triggers = _triggers(plain)
+    assert [name for name, _sql in triggers] == sorted(schema.FTS_TRIGGERS)
+    bulk = _bulk_load(tmp_path / "bulk.db")
+    # Meanwhile no trigger feeds it, and readers are told to search without it.
+    assert _triggers(bulk) == []
+    assert not schema.fts_searchable(bulk.conn)
+    assert _matches(bulk, "bravo") == []
+    bulk.end_bulk()
+    assert _triggers(bulk) == triggers
+    assert schema.fts_searchable(bulk.conn)
+    assert _contents(bulk) == _contents(plain)
+    assert _everything_matched(bulk, _WORDS) == _everything_matched(plain, _WORDS)
+    assert len(_matches(bulk, "charlie")) == 26
+    _fts_is_consistent(bulk)
+    # Its FTS5 settings are the defaults again (hashsize among them).
+    config = dict(bulk.conn.execute("SELECT k, v FROM turns_fts_config").fetchall())
+    assert config["hashsize"] == schema.DEFAULT_HASHSIZE
+    # Row by row again after the load: a change reaches the full-text index at once.
+    bulk.apply(_update(bulk, [_turn(5, "foxtrot now")], path="/t/a.jsonl", size=300))
+    assert len(_matches(bulk, "foxtrot")) == 1
+    _fts_is_consistent(bulk)
+    plain.close()
+    bulk.close()
+
+
+def test_a_writer_beside_a_bulk_load_builds_its_full_text_index_before_writing(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "index.db"
+    bulk = _bulk_load(db)
+    other = open_writer(db)  # e.g. `backscroll forget` while `backscroll index` loads
+    assert schema.fts_searchable(other.conn)
+    other.apply(_update(other, [_turn(1, "foxtrot beside")], path="/t/c.jsonl", fresh=True))
+    assert len(_matches(other, "bravo")) == 20  # every turn the load had committed
+    assert len(_matches(other, "delta")) == 1
+    # The load goes on row by row now, and its end finds nothing left to build.
+    bulk.apply(_update(bulk, [_turn(2, "foxtrot after", session="s3")], path="/t/d.jsonl"))
+    bulk.end_bulk()
+    assert len(_matches(bulk, "foxtrot")) == 2
+    _fts_is_consistent(bulk)
+    other.close()
+    bulk.close()
+
+
+def test_a_bulk_load_killed_before_its_end_leaves_every_committed_turn_searchable(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "index.db"
+    bulk = _bulk_load(db)
+    bulk.close()  # killed: the full-text index was never built
+    from backscroll.store import open_readonly
+
+    reader = open_readonly(db)
+    assert not schema.fts_searchable(reader)  # queries take the LIKE path meanwhile
+    reader.close()
+    again = open_writer(db)
+    assert schema.fts_searchable(again.conn)
+    assert _triggers(again) != []
+    assert len(_matches(again, "charlie")) == 26
+    _fts_is_consistent(again)
+    again.close()
