@@ -10,7 +10,7 @@ from backscroll import methods, protocol
 from backscroll.config import Config
 from backscroll.indexing.clean import Redactor
 from backscroll.indexing.indexer import Indexer, Progress, Summary, build_hosts
-from backscroll.store import open_readonly, open_writer, schema
+from backscroll.store import fts, open_readonly, open_writer, schema
 from backscroll.store.queries import run_sync, totals
 from backscroll.store.writer import IndexWriter
 from backscroll.wire import RESULT_SCHEMA
@@ -78,7 +78,7 @@ def query(config: Config, method: str, params: Any) -> Any:
         enabled = [spec.host for spec in build_hosts(config)]
         if method == "status":
             return {"schema": RESULT_SCHEMA, "daemon": False, **run_sync(conn, totals())}
-        q = methods.build(method, params, fts=schema.fts_searchable(conn), enabled_hosts=enabled)
+        q = methods.build(method, params, fts=fts.searchable(conn), enabled_hosts=enabled)
         return run_sync(conn, q)
     except sqlite3.DatabaseError as exc:
         if schema.is_corrupt(exc):  # said once, remembered: nothing writes into it after

@@ -280,12 +280,12 @@ def read_index(db: Path, params: dict[str, Any]) -> Mapping[str, Any] | None:
     if not db.exists():
         return None
     from backscroll import methods
-    from backscroll.store import open_readonly, schema
+    from backscroll.store import fts, open_readonly
     from backscroll.store.queries import run_sync
 
     conn = open_readonly(db)
     try:
-        query = methods.build("search", params, fts=schema.fts_searchable(conn))
+        query = methods.build("search", params, fts=fts.searchable(conn))
         result: Mapping[str, Any] = run_sync(conn, query)
         return result
     finally:

@@ -15,6 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from backscroll.errors import DatabaseError
+from backscroll.store import fts
+from backscroll.store.fts import has_fts as has_fts  # (its callers import it from here)
 
 BUSY_TIMEOUT_MS = 5000
 _FTS5: bool | None = None
@@ -157,6 +159,12 @@ def _m6_team_outbox(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+def _m7_fts_watermark(conn: sqlite3.Connection) -> None:
+    """The full-text index's triggers skip turns above ``meta.fts_upto``, the
+    watermark of a bulk load that feeds FTS5 in large steps (see store/fts.py)."""
+    fts.install_triggers(conn)
+
+
 #: Numbered migrations, applied in order; ``PRAGMA user_version`` records the last.
 MIGRATIONS: tuple[tuple[int, Migration], ...] = (
     (1, _m1_base),
@@ -165,6 +173,7 @@ MIGRATIONS: tuple[tuple[int, Migration], ...] = (
     (4, _m4_tail_hash),
     (5, _m5_unreadable),
     (6, _m6_team_outbox),
+    (7, _m7_fts_watermark),
 )
 #: Newest schema this code knows: the last migration's number, never written
 #: by hand (a merge that renumbers migrations moves it too). A database newer
@@ -410,63 +419,4 @@ def restore_secondary_indexes(conn: sqlite3.Connection) -> bool:
     for _name, ddl in SECONDARY_INDEXES:
         conn.execute(ddl)
     _fts_settings(conn, DEFAULT_FTS)
-    return True
-
-
-def has_fts(conn: sqlite3.Connection) -> bool:
-    row = conn.execute("SELECT value FROM meta WHERE key = 'fts'").fetchone()
-    return bool(row and row[0] == "1")
-
-
-def fts_searchable(conn: sqlite3.Connection) -> bool:
-    """The full-text index exists and holds every turn (not deferred by a bulk
-    load still running): else queries fall back to LIKE."""
-    rows = conn.execute(
-        "SELECT key, value FROM meta WHERE key IN ('fts', ?)", (FTS_DEFERRED,)
-    ).fetchall()
-    values = dict(rows)
-    return values.get("fts") == "1" and FTS_DEFERRED not in values
-
-
-# --------------------------------------------------------------------------- deferred FTS
-
-#: The triggers that keep ``turns_fts`` in step with ``turns`` row by row.
-FTS_TRIGGERS = ("turns_ai", "turns_ad", "turns_au")
-#: ``meta`` key present while ``turns_fts`` is not kept in step: a bulk load
-#: builds it in one pass at its end (twice as fast as row by row, and ~3x at
-#: 2 GB, where segment merges dominate). Whoever writes next while it is set,
-#: other than the bulk load itself, builds it at once (a load that was killed,
-#: or another writer beside it), so turns never stay unsearchable.
-FTS_DEFERRED = "fts_deferred"
-#: FTS5's in-memory limit for pending terms while it is built in one pass
-#: (fewer, bigger segments to merge), and SQLite's default put back after.
-BUILD_HASHSIZE = 16 * 1024 * 1024
-DEFAULT_HASHSIZE = 1024 * 1024
-
-
-def defer_fts(conn: sqlite3.Connection) -> None:
-    """Stop feeding ``turns_fts`` row by row (inside the caller's transaction)."""
-    if not has_fts(conn):
-        return
-    for name in FTS_TRIGGERS:
-        conn.execute(f"DROP TRIGGER IF EXISTS {name}")
-    conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, '1')", (FTS_DEFERRED,))
-
-
-def fts_deferred(conn: sqlite3.Connection) -> bool:
-    row = conn.execute("SELECT 1 FROM meta WHERE key = ?", (FTS_DEFERRED,)).fetchone()
-    return row is not None
-
-
-def build_deferred_fts(conn: sqlite3.Connection) -> bool:
-    """If ``turns_fts`` was deferred, build it from ``turns`` in one pass and put
-    its triggers back (inside the caller's transaction). Returns whether it was."""
-    if not fts_deferred(conn):
-        return False
-    _fts_settings(conn, (("hashsize", BUILD_HASHSIZE),))
-    conn.execute("INSERT INTO turns_fts(turns_fts) VALUES ('rebuild')")
-    _fts_settings(conn, (("hashsize", DEFAULT_HASHSIZE),))
-    for ddl in _FTS[1:]:
-        conn.execute(ddl)
-    conn.execute("DELETE FROM meta WHERE key = ?", (FTS_DEFERRED,))
     return True

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from backscroll.errors import DatabaseError
 from backscroll.model import ReadResult, Session, Turn
-from backscroll.store import schema
+from backscroll.store import fts, schema
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,7 +177,7 @@ class IndexWriter:
         self._staging = False
         #: This writer is bulk loading (its full-text index is built at the end).
         self.bulk = False
-        if schema.missing_indexes(self.conn) or schema.fts_deferred(self.conn):
+        if schema.missing_indexes(self.conn) or fts.deferred(self.conn):
             # A bulk load was cut short (or runs beside this writer): its indexes
             # and full-text index are built now (the transaction builds the latter).
             with self.transaction():
@@ -219,9 +219,11 @@ class IndexWriter:
         try:
             if not self.bulk:
                 # A bulk load deferred the full-text index and was killed, or runs
-                # beside this writer: build it now, before writing past it.
-                schema.build_deferred_fts(self.conn)
+                # beside this writer: catch it up now, before writing past it.
+                fts.finish(self.conn)
             yield
+            if self.bulk:
+                fts.catch_up(self.conn, fts.CATCH_UP_ROWS)
         except BaseException as exc:
             self._in_tx = False
             try:
@@ -485,19 +487,20 @@ class IndexWriter:
         return self.conn.execute("SELECT 1 FROM turns LIMIT 1").fetchone() is None
 
     def begin_bulk(self) -> None:
-        """A cold pass starts: the secondary indexes of ``turns`` and the
-        full-text index's triggers go until :meth:`end_bulk` (or the next
-        writer's transaction, if this process dies first)."""
+        """A cold pass starts: the secondary indexes of ``turns`` go, and the
+        full-text index is fed in large steps (store/fts.py), until
+        :meth:`end_bulk` (or the next writer's transaction, if this process dies
+        first)."""
         with self.transaction():
             schema.drop_secondary_indexes(self.conn)
-            schema.defer_fts(self.conn)
+            fts.defer(self.conn)
         self.bulk = True
 
     def end_bulk(self, merge: bool = True) -> None:
-        """Build the secondary indexes and the full-text index once and (unless
-        shutting down) merge the FTS segments."""
+        """Build the secondary indexes once, catch the full-text index up and
+        (unless shutting down) merge the FTS segments."""
         self.bulk = False
-        with self.transaction():  # (builds the deferred full-text index first)
+        with self.transaction():  # (catches the full-text index up first)
             schema.restore_secondary_indexes(self.conn)
         if merge:
             self.optimize()

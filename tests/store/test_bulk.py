@@ -4,11 +4,12 @@ SQLite files."""
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
 
-from backscroll.store import open_writer, schema
+from backscroll.store import fts, open_readonly, open_writer, schema
 from backscroll.store import writer as writer_mod
 from backscroll.store.writer import IndexWriter
 from tests.store.test_writer import _turn, _update
@@ -118,12 +119,13 @@ def _everything_matched(w: IndexWriter, words: tuple[str, ...]) -> dict[str, lis
     return {word: _matches(w, word) for word in words}
 
 
-_WORDS = ("alpha", "bravo", "charlie", "delta", "seven", "foxtrot")
+_WORDS = ("alpha", "bravo", "charlie", "delta", "seven", "foxtrot", "number")
 
 
 def _bulk_load(path: Path) -> IndexWriter:
     """The writes of :func:`_load` (a key written twice, a rewrite that drops a
-    turn and changes texts, an append) inside one bulk load."""
+    turn and changes texts, an append) inside one bulk load, each its own
+    transaction."""
     w = open_writer(path)
     w.begin_bulk()
     first = [_turn(i, f"alpha turn {i}") for i in range(40)]
@@ -137,27 +139,32 @@ def _bulk_load(path: Path) -> IndexWriter:
     return w
 
 
-def test_a_bulk_load_builds_the_full_text_index_once_at_its_end_exactly_as_row_by_row(
-    tmp_path: Path,
+@pytest.mark.parametrize("catch_up_rows", [1, 10_000], ids=["each-commit", "at-the-end"])
+def test_a_bulk_load_feeds_the_full_text_index_in_steps_exactly_as_row_by_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, catch_up_rows: int
 ) -> None:
+    """Caught up after every commit (so later commits change and drop turns the
+    index already holds) or only at the end (so they change turns it does not
+    hold yet): either way the same index as row by row."""
     plain = _load(tmp_path / "plain.db")
-    triggers = _triggers(plain)
-    assert [name for name, _sql in triggers] == sorted(schema.FTS_TRIGGERS)
+    monkeypatch.setattr(fts, "CATCH_UP_ROWS", catch_up_rows)
     bulk = _bulk_load(tmp_path / "bulk.db")
-    # Meanwhile no trigger feeds it, and readers are told to search without it.
-    assert _triggers(bulk) == []
-    assert not schema.fts_searchable(bulk.conn)
-    assert _matches(bulk, "bravo") == []
+    assert not fts.searchable(bulk.conn)  # readers take the LIKE path meanwhile
+    if catch_up_rows == 1:
+        assert _matches(bulk, "bravo") != []
+        _fts_is_consistent(bulk)
+    else:
+        assert _matches(bulk, "bravo") == []
     bulk.end_bulk()
-    assert _triggers(bulk) == triggers
-    assert schema.fts_searchable(bulk.conn)
+    assert fts.searchable(bulk.conn)
+    assert _triggers(bulk) == _triggers(plain)
     assert _contents(bulk) == _contents(plain)
     assert _everything_matched(bulk, _WORDS) == _everything_matched(plain, _WORDS)
     assert len(_matches(bulk, "charlie")) == 26
     _fts_is_consistent(bulk)
-    # Its FTS5 settings are the defaults again (hashsize among them).
+    # Its FTS5 hash is the default again.
     config = dict(bulk.conn.execute("SELECT k, v FROM turns_fts_config").fetchall())
-    assert config["hashsize"] == schema.DEFAULT_HASHSIZE
+    assert config["hashsize"] == fts.DEFAULT_HASHSIZE
     # Row by row again after the load: a change reaches the full-text index at once.
     bulk.apply(_update(bulk, [_turn(5, "foxtrot now")], path="/t/a.jsonl", size=300))
     assert len(_matches(bulk, "foxtrot")) == 1
@@ -166,17 +173,17 @@ def test_a_bulk_load_builds_the_full_text_index_once_at_its_end_exactly_as_row_b
     bulk.close()
 
 
-def test_a_writer_beside_a_bulk_load_builds_its_full_text_index_before_writing(
+def test_a_writer_beside_a_bulk_load_catches_its_full_text_index_up_before_writing(
     tmp_path: Path,
 ) -> None:
     db = tmp_path / "index.db"
     bulk = _bulk_load(db)
     other = open_writer(db)  # e.g. `backscroll forget` while `backscroll index` loads
-    assert schema.fts_searchable(other.conn)
+    assert fts.searchable(other.conn)
     other.apply(_update(other, [_turn(1, "foxtrot beside")], path="/t/c.jsonl", fresh=True))
     assert len(_matches(other, "bravo")) == 20  # every turn the load had committed
     assert len(_matches(other, "delta")) == 1
-    # The load goes on row by row now, and its end finds nothing left to build.
+    # The load goes on row by row now, and its end finds nothing left to add.
     bulk.apply(_update(bulk, [_turn(2, "foxtrot after", session="s3")], path="/t/d.jsonl"))
     bulk.end_bulk()
     assert len(_matches(bulk, "foxtrot")) == 2
@@ -190,15 +197,33 @@ def test_a_bulk_load_killed_before_its_end_leaves_every_committed_turn_searchabl
 ) -> None:
     db = tmp_path / "index.db"
     bulk = _bulk_load(db)
-    bulk.close()  # killed: the full-text index was never built
-    from backscroll.store import open_readonly
-
+    bulk.close()  # killed: the last turns never reached the full-text index
     reader = open_readonly(db)
-    assert not schema.fts_searchable(reader)  # queries take the LIKE path meanwhile
+    assert not fts.searchable(reader)  # queries take the LIKE path meanwhile
     reader.close()
     again = open_writer(db)
-    assert schema.fts_searchable(again.conn)
-    assert _triggers(again) != []
+    assert fts.searchable(again.conn)
     assert len(_matches(again, "charlie")) == 26
     _fts_is_consistent(again)
     again.close()
+
+
+def test_an_index_of_schema_6_gets_the_watermark_triggers_and_keeps_its_full_text_index(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "index.db"
+    conn = sqlite3.connect(db, isolation_level=None)
+    for number, migration in schema.MIGRATIONS:
+        if number <= 6:
+            conn.execute("BEGIN")
+            migration(conn)
+            conn.execute(f"PRAGMA user_version = {number}")
+            conn.execute("COMMIT")
+    conn.close()
+    w = open_writer(db)
+    assert all(fts.UPTO in sql for _name, sql in _triggers(w))
+    assert len(_triggers(w)) == 3
+    w.apply(_update(w, [_turn(i, f"golf {i}") for i in range(5)], fresh=True))
+    assert len(_matches(w, "golf")) == 5
+    _fts_is_consistent(w)
+    w.close()
