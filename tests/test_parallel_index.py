@@ -4,6 +4,8 @@ and reports a worker's read problems like an in-process read."""
 
 from __future__ import annotations
 
+import re
+import sqlite3
 import threading
 from pathlib import Path
 
@@ -14,7 +16,7 @@ from backscroll.config import Config
 from backscroll.indexing import indexer as indexer_mod
 from backscroll.indexing import parallel
 from backscroll.indexing.indexer import build_hosts
-from backscroll.store import open_writer, schema
+from backscroll.store import fts, open_writer, schema
 from tests.conftest import DaemonFactory
 from tests.daemon.harness import dump_turns, fresh_index, populate
 from tests.test_reliability import Crash, config_for, crash_at, index_into
@@ -155,6 +157,21 @@ def test_a_daemons_first_index_read_by_worker_processes_equals_a_fresh_index(
     w = open_writer(d.db_path)
     assert schema.missing_indexes(w.conn) == []
     w.close()
+    # Its full-text index, fed in steps during the load, is whole and searchable:
+    # the same answers as an FTS5 table fed the same turns row by row.
+    conn = sqlite3.connect(d.db_path)
+    assert fts.searchable(conn)
+    conn.execute("INSERT INTO turns_fts(turns_fts, rank) VALUES ('integrity-check', 1)")
+    conn.execute("CREATE VIRTUAL TABLE temp.plain USING fts5(text, tokenize='porter unicode61')")
+    conn.execute("INSERT INTO plain(rowid, text) SELECT id, text FROM turns")
+    texts = " ".join(r[0] for r in conn.execute("SELECT text FROM turns LIMIT 50"))
+    words = sorted(set(re.findall(r"[a-z]{6,}", texts)))[:25]
+    assert words
+    for word in words:
+        ours = conn.execute("SELECT rowid FROM turns_fts WHERE turns_fts MATCH ?", (word,))
+        plain = conn.execute("SELECT rowid FROM plain WHERE plain MATCH ?", (word,))
+        assert sorted(ours.fetchall()) == sorted(plain.fetchall()), word
+    conn.close()
 
 
 def test_turns_and_sessions_cross_to_the_writer_with_every_field() -> None:
