@@ -108,7 +108,7 @@ async def status(ctx: DaemonContext, params: Any) -> Any:
             "turns_added": st.turns_added,
             "connections": ctx.connections,
             "requests": ctx.requests,
-            "fts": ctx.pool.fts,
+            "fts": fts_now(ctx),
         },
         "roots": ctx.watcher.modes(),
         **totals,
@@ -135,12 +135,16 @@ async def ui(ctx: DaemonContext, params: Any) -> Any:
     return await ctx.start_ui()
 
 
+def fts_now(ctx: DaemonContext) -> bool:
+    """Whether searches use the full-text index now: not while this daemon's
+    first index bulk loads (it is fed in steps, store/fts.py), when every
+    turn is found by LIKE instead, unranked."""
+    return ctx.pool.fts and not ctx.worker.indexer.writer.bulk
+
+
 def _query_method(name: str) -> Method:
     async def handler(ctx: DaemonContext, params: Any) -> Any:
-        # While this daemon's first index bulk loads, the full-text index is
-        # built only at its end: meanwhile every turn is found by LIKE.
-        fts = ctx.pool.fts and not ctx.worker.indexer.writer.bulk
-        query = methods.build(name, params, fts=fts, enabled_hosts=ctx.enabled_hosts)
+        query = methods.build(name, params, fts=fts_now(ctx), enabled_hosts=ctx.enabled_hosts)
         return await ctx.pool.run(query)
 
     return handler

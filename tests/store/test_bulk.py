@@ -227,3 +227,23 @@ def test_an_index_of_schema_6_gets_the_watermark_triggers_and_keeps_its_full_tex
     assert len(_matches(w, "golf")) == 5
     _fts_is_consistent(w)
     w.close()
+
+
+def test_the_daemon_searches_by_like_while_its_own_bulk_load_runs(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+    from typing import cast
+
+    from backscroll.daemon.handlers import DaemonContext, fts_now
+
+    w = open_writer(tmp_path / "index.db")
+    ctx = cast(
+        DaemonContext,
+        SimpleNamespace(pool=SimpleNamespace(fts=True), worker=SimpleNamespace(
+            indexer=SimpleNamespace(writer=w))),
+    )  # fmt: skip
+    assert fts_now(ctx)
+    w.begin_bulk()
+    assert not fts_now(ctx)
+    w.end_bulk()
+    assert fts_now(ctx)
+    w.close()
