@@ -141,6 +141,8 @@ def status(result: dict[str, Any]) -> str:
         scan = daemon.get("scan")
         if isinstance(scan, dict):
             lines.append(f"indexing: {scan_line(scan)}")
+            if daemon.get("bulk_load"):
+                lines.append("searches are unranked (word match) until this first index finishes")
         elif daemon.get("indexing"):
             lines.append(f"indexing: {daemon['indexing']}")
         if daemon.get("writer_alive") is False:

@@ -150,7 +150,8 @@ def test_a_daemons_first_index_read_by_worker_processes_equals_a_fresh_index(
     assert sum(p.stat().st_size for p in files) > indexer_mod.PARALLEL_MIN_BYTES
     d = daemon_factory(env={"BACKSCROLL_INDEX_WORKERS": "2"})
     d.sync()
-    assert d.call("status", {})["daemon"]["fts"] is True  # ranked again once it is done
+    daemon = d.call("status", {})["daemon"]
+    assert daemon["fts"] is True and daemon["bulk_load"] is False  # ranked again once done
     assert d.stop() == 0
     assert '"event": "parallel_read"' in d.stderr_text()
     assert "pool_error" not in d.stderr_text()

@@ -49,6 +49,11 @@ def test_status_text_shows_files_bytes_and_eta_of_the_scan() -> None:
         "hosts": {},
     }
     assert "indexing: 120/259 files, 80.1/200.1 MB, ETA 3 s" in render.status(result)
+    assert "unranked" not in render.status(result)  # (not a bulk load)
+    result["daemon"]["bulk_load"] = True  # type: ignore[index]
+    assert "searches are unranked (word match) until this first index finishes" in (
+        render.status(result)
+    )
 
 
 def test_a_pass_reports_totals_first_and_ends_with_everything_done(

@@ -109,6 +109,7 @@ async def status(ctx: DaemonContext, params: Any) -> Any:
             "connections": ctx.connections,
             "requests": ctx.requests,
             "fts": fts_now(ctx),
+            "bulk_load": ctx.worker.indexer.writer.bulk,
         },
         "roots": ctx.watcher.modes(),
         **totals,
