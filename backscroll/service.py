@@ -131,7 +131,7 @@ def _database_roots(home: Path, platform: str, environ: dict[str, str]) -> tuple
     from backscroll.readers.base import HostEnv
 
     env = HostEnv(home=home, environ=environ, platform=platform)
-    found = (str(r) for rd in READERS if rd.kind == "database" for r in rd.roots(env))
+    found = (str(r) for rd in READERS for r in rd.database_dirs(env))
     return tuple(dict.fromkeys(found))
 
 

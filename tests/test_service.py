@@ -93,6 +93,9 @@ def test_unit_is_a_notify_user_service_with_watchdog_limits_and_hardening() -> N
           if line.startswith("ReadWritePaths=")]  # fmt: skip
     assert "-%h/.local/share/backscroll" in rw and "-%t/backscroll" in rw
     assert "-%h/.local/share/opencode" in rw  # a host database directory (-shm files)
+    # VS Code's per-workspace state.vscdb, where the chat reader finds titles (WAL).
+    assert "-%h/.config/Code/User/workspaceStorage" in rw
+    assert '-"%h/.config/Code - Insiders/User/workspaceStorage"' in rw
 
 
 def _analyze(unit_dir: Path, home: Path) -> subprocess.CompletedProcess[str]:

@@ -118,6 +118,13 @@ class Reader(Protocol):
         of them is newer than the transcript was when it was indexed."""
         ...
 
+    def database_dirs(self, env: HostEnv) -> list[Path]:
+        """Directories of the SQLite databases the reader opens: its roots for a
+        ``database`` host, or where a side database lives (VS Code's
+        ``state.vscdb``). A sandboxed service must be able to write there: a
+        WAL database cannot be read, even read-only, without its ``-shm`` file."""
+        ...
+
     def watch_recursive(self, root: Path) -> bool:
         """Whether to watch ``root``'s subdirectories too (a root that holds much
         besides transcripts is watched shallowly)."""
@@ -176,6 +183,9 @@ class BaseReader:
 
     def sidecars(self, path: Path) -> list[Path]:
         return []
+
+    def database_dirs(self, env: HostEnv) -> list[Path]:
+        return self.roots(env) if self.kind == "database" else []
 
     def source_for(self, path: Path) -> Path | None:
         raise NotImplementedError

@@ -250,9 +250,14 @@ def _workspace_folder(session_file: Path) -> str | None:
     return str(Path(workspace).parent) if workspace else None
 
 
+def state_db(session_file: Path) -> Path:
+    """The workspace's ``state.vscdb`` beside ``<workspace>/chatSessions/``."""
+    return session_file.parent.parent / "state.vscdb"
+
+
 def _index_title(session_file: Path, sid: str) -> str | None:
     """The session's title in ``chat.ChatSessionStore.index`` (best effort)."""
-    db = session_file.parent.parent / "state.vscdb"
+    db = state_db(session_file)
     if not db.is_file():
         return None
     try:
@@ -279,6 +284,10 @@ class VsCodeCopilotChatReader(BaseReader):
             out.append(user / "workspaceStorage")
             out += [user / "globalStorage" / name for name in SESSION_DIRS]
         return out
+
+    def database_dirs(self, env: HostEnv) -> list[Path]:
+        # Titles come from each workspace's state.vscdb (WAL where VS Code turns it on).
+        return [user / "workspaceStorage" for user in user_dirs(env)]
 
     def source_for(self, path: Path) -> Path | None:
         if not _is_session_file(path):

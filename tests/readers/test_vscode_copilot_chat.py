@@ -22,7 +22,7 @@ from backscroll.indexing.indexer import Indexer, build_hosts
 from backscroll.model import ReaderOptions
 from backscroll.readers import vscode_chat_log as chatlog
 from backscroll.readers.base import HostEnv
-from backscroll.readers.vscode_copilot_chat import VsCodeCopilotChatReader
+from backscroll.readers.vscode_copilot_chat import VsCodeCopilotChatReader, state_db
 from backscroll.store import open_writer
 from tests.daemon.harness import dump_turns
 from tests.readers.util import (
@@ -255,6 +255,21 @@ def test_roots_cover_products_platforms_and_overrides(tmp_path: Path) -> None:
     assert Path("/p/user-data/User/workspaceStorage") in moved
     assert Path("/a/Code/User/workspaceStorage") in moved
     assert home / ".vscode-server/data/User/workspaceStorage" in linux
+
+
+def test_the_workspace_databases_it_reads_titles_from_are_its_database_dirs(
+    tmp_path: Path,
+) -> None:
+    """The systemd unit makes these writable: a WAL state.vscdb needs its -shm."""
+    env = HostEnv(home=tmp_path, environ={}, platform="linux")
+    dirs = reader.database_dirs(env)
+    for root in reader.roots(env):
+        if root.name == "workspaceStorage":
+            session = root / "1a2b3c" / "chatSessions" / "abc.jsonl"
+            state = state_db(session)  # where titles are read
+            assert any(state.is_relative_to(d) for d in dirs), state
+    # Only the workspace databases: the global chat folders hold no database.
+    assert all(d.name == "workspaceStorage" for d in dirs)
 
 
 def test_flat_file_beside_a_log_of_the_same_id_is_left_alone(tmp_path: Path) -> None:
