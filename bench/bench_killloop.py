@@ -10,14 +10,18 @@ fresh once with ``backscroll index`` (the reference, and the cold-index time T).
 Then, per trial, on a brand-new data directory: start the daemon, wait for
 READY=1, SIGKILL it after a random delay in [0, 1.2 T], restart, and so on
 ``--kills-per-trial`` times; finally restart, ``sync``, and compare the turns
-(host, session, key, role, text) with the reference. Prints identical/total.
+(host, session, key, role, text) with the reference, and the full-text index
+with an FTS5 table fed the same turns row by row (a kill may land while a bulk
+load defers it). Prints identical/total.
 """
 
 from __future__ import annotations
 
 import argparse
 import random
+import re
 import shutil
+import sqlite3
 import sys
 import tempfile
 import time
@@ -30,6 +34,38 @@ sys.path.insert(0, str(ROOT / "bench"))
 from corpus import generate  # noqa: E402
 
 from tests.daemon.harness import dump_turns, fresh_index, start_daemon  # noqa: E402
+
+
+def fts_disagreements(db: Path, words: int = 40) -> list[str]:
+    """Words the full-text index answers differently from an FTS5 table fed the
+    same turns row by row (``["<not searchable>"]`` if a load left it deferred,
+    ``["<integrity>"]`` if FTS5's integrity-check fails)."""
+    from backscroll.store import fts
+
+    conn = sqlite3.connect(db)
+    try:
+        if not fts.searchable(conn):
+            return ["<not searchable>"]
+        try:
+            conn.execute("INSERT INTO turns_fts(turns_fts, rank) VALUES ('integrity-check', 1)")
+        except sqlite3.DatabaseError:
+            return ["<integrity>"]
+        conn.execute(
+            "CREATE VIRTUAL TABLE temp.plain USING fts5(text, tokenize='porter unicode61')"
+        )
+        conn.execute("INSERT INTO plain(rowid, text) SELECT id, text FROM turns")
+        sample = " ".join(
+            r[0] for r in conn.execute("SELECT text FROM turns ORDER BY random() LIMIT 200")
+        )
+        bad = []
+        for word in sorted(set(re.findall(r"[a-z]{5,}", sample)))[:words]:
+            ours = conn.execute("SELECT rowid FROM turns_fts WHERE turns_fts MATCH ?", (word,))
+            plain = conn.execute("SELECT rowid FROM plain WHERE plain MATCH ?", (word,))
+            if sorted(ours.fetchall()) != sorted(plain.fetchall()):
+                bad.append(word)
+        return bad
+    finally:
+        conn.close()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,7 +107,9 @@ def main(argv: list[str] | None = None) -> int:
                 d.sync()
                 code = d.stop()
             got = dump_turns(data / "index.db")
-            same = got == reference
+            fts_bad = fts_disagreements(data / "index.db")
+            fts_note = "agrees" if not fts_bad else "DISAGREES: " + ", ".join(fts_bad)
+            same = got == reference and not fts_bad
             identical += same
             dup = len(got) - len(set(got))
             missing = len(set(reference) - set(got))
@@ -79,6 +117,7 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"trial {trial + 1}: {'identical' if same else 'DIFFERENT'} "
                 f"({len(got)} turns, {missing} missing, {extra} extra, {dup} duplicated; "
+                f"full-text index {fts_note}; "
                 f"clean stop exit {code})"
             )
         ready = sorted(restarts_seconds)
