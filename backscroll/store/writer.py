@@ -175,11 +175,11 @@ class IndexWriter:
             raise
         self._in_tx = False
         self._staging = False
-        #: This writer is bulk loading (its full-text index is built at the end).
+        #: This writer is bulk loading (its full-text index is fed in steps: store/fts.py).
         self.bulk = False
         if schema.missing_indexes(self.conn) or fts.deferred(self.conn):
             # A bulk load was cut short (or runs beside this writer): its indexes
-            # and full-text index are built now (the transaction builds the latter).
+            # are built now, and the transaction catches the full-text index up.
             with self.transaction():
                 schema.restore_secondary_indexes(self.conn)
 
