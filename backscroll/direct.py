@@ -8,7 +8,7 @@ from typing import Any
 
 from backscroll import methods, protocol
 from backscroll.config import Config
-from backscroll.indexing.clean import Redactor
+from backscroll.indexing.clean import LazyRedactor, Redactor
 from backscroll.indexing.indexer import Indexer, Progress, Summary, build_hosts
 from backscroll.store import fts, open_readonly, open_writer, schema
 from backscroll.store.queries import run_sync, totals
@@ -21,9 +21,7 @@ log = logging.getLogger("backscroll")
 def make_redactor(config: Config) -> Redactor | None:
     if not config.redaction.enabled:
         return None
-    from backscroll.redact import Redactor as SecretRedactor
-
-    return SecretRedactor(config.redaction.patterns)
+    return LazyRedactor(config.redaction.patterns)
 
 
 def make_indexer(config: Config, writer: IndexWriter) -> Indexer:

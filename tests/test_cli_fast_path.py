@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -67,3 +68,27 @@ def test_ijson_is_loaded_only_when_a_big_document_is_streamed() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True, timeout=60)  # fmt: skip
     assert done.stdout.split() == ["False"]
+
+
+def test_a_search_without_the_daemon_compiles_no_secret_patterns_when_nothing_changed(
+    tmp_path: Path,
+) -> None:
+    """The refresh before a daemon-less search redacts only what it indexes: with
+    nothing new, backscroll.redact (~70 ms of pattern compiling) is never loaded.
+    (What it does index is redacted: tests/test_privacy.py.)"""
+    from tests.daemon.harness import daemon_env, populate, run_cli
+
+    populate(tmp_path / "home")
+    first = run_cli(tmp_path, "index")
+    assert first.returncode == 0, first.stderr
+    code = (
+        "import sys; from backscroll import cli; "
+        "code = cli.main(['search', 'the', '--json']); "
+        "print('redact-loaded' if 'backscroll.redact' in sys.modules else 'redact-absent', "
+        "file=sys.stderr); sys.exit(code)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], env=daemon_env(tmp_path),
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode in (0, 1), done.stderr  # (1: no hit, as grep)
+    assert '"hits"' in done.stdout
+    assert "redact-absent" in done.stderr

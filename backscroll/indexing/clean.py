@@ -27,6 +27,24 @@ class Redactor(Protocol):
     def redact(self, text: str) -> str: ...
 
 
+class LazyRedactor:
+    """backscroll's secret redactor, built on its first use: its vendor patterns
+    take ~70 ms to compile, which a pass that finds nothing new (the refresh
+    before a search without the daemon) never needs."""
+
+    def __init__(self, patterns: Mapping[str, str]) -> None:
+        self._patterns = dict(patterns)
+        self._real: Redactor | None = None
+
+    def redact(self, text: str) -> str:
+        real = self._real
+        if real is None:
+            from backscroll.redact import Redactor as SecretRedactor
+
+            real = self._real = SecretRedactor(self._patterns)
+        return real.redact(text)
+
+
 def clean(
     result: ReadResult, redactor: Redactor | None, excluded_projects: Iterable[str]
 ) -> ReadResult:

@@ -135,6 +135,10 @@ class ParallelReads:
     def __init__(self, workers: int, config: Config, redact: bool) -> None:
         from concurrent.futures import ProcessPoolExecutor
 
+        if redact:
+            # Compiled once here, before the workers fork, rather than in each.
+            import backscroll.redact  # noqa: F401
+
         self.pool = ProcessPoolExecutor(
             max_workers=workers,
             mp_context=_context(),
