@@ -211,7 +211,7 @@ def _data(cfg: Config) -> list[Finding]:
 
 def _index_fts(db: Path) -> Finding:
     from backscroll.errors import BackscrollError
-    from backscroll.store import open_readonly, schema
+    from backscroll.store import fts, open_readonly, schema
 
     try:
         conn = open_readonly(db)
@@ -219,10 +219,18 @@ def _index_fts(db: Path) -> Finding:
         return Finding("index", "fail", f"{db} cannot be read: {exc}", "see the message above")
     try:
         built_with = schema.has_fts(conn)
+        behind = built_with and fts.deferred(conn)
     except sqlite3.Error:
-        built_with = False
+        built_with = behind = False
     finally:
         conn.close()
+    if behind:
+        return Finding(
+            "index fts",
+            "warn",
+            "a first index is loading (or was cut short): until it ends, searches are unranked",
+            "wait for it to finish; if none runs, `backscroll index` completes it",
+        )
     if built_with:
         return Finding("index fts", "ok", "the index has a full-text table (ranked search)")
     if schema.fts5_available():

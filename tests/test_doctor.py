@@ -121,3 +121,24 @@ def test_doctor_text_output_ends_with_a_summary(capsys: pytest.CaptureFixture[st
     assert out.splitlines()[0].startswith("ok    python")
     assert "fix: backscroll service install" in out
     assert out.rstrip().splitlines()[-1].startswith("0 to fix, ")
+
+
+def test_doctor_warns_while_a_first_index_has_not_finished_its_full_text_index(
+    isolated_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from backscroll import config as bconfig
+    from backscroll.store import open_writer
+
+    claude_transcript(isolated_home)
+    db = bconfig.load(None).db_path()
+    writer = open_writer(db)
+    writer.begin_bulk()  # then killed: its end never ran
+    writer.close()
+    _code, found = doctor(capsys)
+    assert found["index fts"]["status"] == "warn"
+    assert "unranked" in found["index fts"]["detail"]
+    assert "`backscroll index` completes it" in found["index fts"]["fix"]
+    assert cli.main(["index"]) == 0
+    capsys.readouterr()
+    _code, found = doctor(capsys)
+    assert found["index fts"]["status"] == "ok"
