@@ -335,3 +335,19 @@ def test_roots_honour_copilot_home_and_old_xdg_state(tmp_path: Path) -> None:
         tmp_path / "s" / ".copilot" / "session-state",
         tmp_path / "s" / ".copilot" / "history-session-state",
     ]
+
+
+def test_workspace_yaml_is_parsed_by_libyaml_where_present_with_the_same_result() -> None:
+    """workspace.yaml is read again at every change to its session: the C loader
+    (7x faster) where PyYAML has it, reading exactly what the Python one reads."""
+    import yaml
+
+    from backscroll.readers import copilot_cli
+
+    if yaml.__with_libyaml__:
+        assert copilot_cli._YAML_LOADER is yaml.CSafeLoader
+    samples = sorted(Path(__file__).parents[1].joinpath("fixtures", "copilot-cli").rglob("*.yaml"))
+    assert samples
+    for sample in samples:
+        text = sample.read_text()
+        assert yaml.load(text, Loader=copilot_cli._YAML_LOADER) == yaml.safe_load(text), sample
