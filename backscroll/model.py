@@ -8,7 +8,7 @@ can cross the thread boundary between a parsing thread and the writer thread.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from operator import attrgetter
 from typing import Any, Literal
 
@@ -68,14 +68,9 @@ class Session:
         return (Session, _SESSION_FIELDS(self))
 
 
-#: Every field, in declaration order (a test holds these to the dataclasses).
-TURN_FIELD_NAMES = (
-    "session_id", "key", "role", "text", "timestamp", "seq", "tainted", "subagent", "note",
-)  # fmt: skip
-SESSION_FIELD_NAMES = (
-    "session_id", "project", "title", "started_at", "updated_at", "resume_command",
-    "parent_session_id",
-)  # fmt: skip
+#: Every field, in declaration order: what ``__reduce__`` hands the constructor.
+TURN_FIELD_NAMES = tuple(f.name for f in fields(Turn))
+SESSION_FIELD_NAMES = tuple(f.name for f in fields(Session))
 _TURN_FIELDS = attrgetter(*TURN_FIELD_NAMES)
 _SESSION_FIELDS = attrgetter(*SESSION_FIELD_NAMES)
 

@@ -34,10 +34,13 @@ def _fts_is_consistent(w: IndexWriter) -> None:
     w.conn.execute("INSERT INTO turns_fts(turns_fts, rank) VALUES ('integrity-check', 1)")
 
 
-def _load(path: Path) -> IndexWriter:
+def _load(path: Path, *, bulk: bool = False) -> IndexWriter:
     """Two files: 40 turns with a key written twice, then a rewrite of the first
-    file (changed texts, a dropped turn) and a small append to the second."""
+    file (changed texts, a dropped turn) and a small append to the second; each
+    its own transaction, inside one bulk load if ``bulk``."""
     w = open_writer(path)
+    if bulk:
+        w.begin_bulk()
     first = [_turn(i, f"alpha turn {i}") for i in range(40)]
     first.append(_turn(7, "alpha turn seven written again"))
     w.apply(_update(w, first, path="/t/a.jsonl", size=100, fresh=True))
@@ -122,23 +125,6 @@ def _everything_matched(w: IndexWriter, words: tuple[str, ...]) -> dict[str, lis
 _WORDS = ("alpha", "bravo", "charlie", "delta", "seven", "foxtrot", "number")
 
 
-def _bulk_load(path: Path) -> IndexWriter:
-    """The writes of :func:`_load` (a key written twice, a rewrite that drops a
-    turn and changes texts, an append) inside one bulk load, each its own
-    transaction."""
-    w = open_writer(path)
-    w.begin_bulk()
-    first = [_turn(i, f"alpha turn {i}") for i in range(40)]
-    first.append(_turn(7, "alpha turn seven written again"))
-    w.apply(_update(w, first, path="/t/a.jsonl", size=100, fresh=True))
-    second = [_turn(i, f"bravo turn {i}", session="s2") for i in range(20)]
-    w.apply(_update(w, second, path="/t/b.jsonl", size=100, fresh=True))
-    rewrite = [_turn(i, f"charlie turn {i}" if i % 3 else f"alpha turn {i}") for i in range(39)]
-    w.apply(_update(w, rewrite, path="/t/a.jsonl", size=200, replace=True))
-    w.apply(_update(w, [_turn(99, "delta appended", session="s2")], path="/t/b.jsonl", size=150))
-    return w
-
-
 @pytest.mark.parametrize("catch_up_rows", [1, 10_000], ids=["each-commit", "at-the-end"])
 def test_a_bulk_load_feeds_the_full_text_index_in_steps_exactly_as_row_by_row(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, catch_up_rows: int
@@ -148,7 +134,7 @@ def test_a_bulk_load_feeds_the_full_text_index_in_steps_exactly_as_row_by_row(
     hold yet): either way the same index as row by row."""
     plain = _load(tmp_path / "plain.db")
     monkeypatch.setattr(fts, "CATCH_UP_ROWS", catch_up_rows)
-    bulk = _bulk_load(tmp_path / "bulk.db")
+    bulk = _load(tmp_path / "bulk.db", bulk=True)
     assert not fts.searchable(bulk.conn)  # readers take the LIKE path meanwhile
     if catch_up_rows == 1:
         assert _matches(bulk, "bravo") != []
@@ -177,7 +163,7 @@ def test_a_writer_beside_a_bulk_load_catches_its_full_text_index_up_before_writi
     tmp_path: Path,
 ) -> None:
     db = tmp_path / "index.db"
-    bulk = _bulk_load(db)
+    bulk = _load(db, bulk=True)
     other = open_writer(db)  # e.g. `backscroll forget` while `backscroll index` loads
     assert fts.searchable(other.conn)
     other.apply(_update(other, [_turn(1, "foxtrot beside")], path="/t/c.jsonl", fresh=True))
@@ -196,7 +182,7 @@ def test_a_bulk_load_killed_before_its_end_leaves_every_committed_turn_searchabl
     tmp_path: Path,
 ) -> None:
     db = tmp_path / "index.db"
-    bulk = _bulk_load(db)
+    bulk = _load(db, bulk=True)
     bulk.close()  # killed: the last turns never reached the full-text index
     reader = open_readonly(db)
     assert not fts.searchable(reader)  # queries take the LIKE path meanwhile
