@@ -1,0 +1,115 @@
+"""The writer alone: a cold index's turns replayed into a fresh index, by how the
+full-text index is fed during the bulk load.
+
+Run from the repository root::
+
+    python bench/bench_writer.py --corpus DIR --size-mb 240
+    python bench/bench_writer.py --corpus DIR --size-mb 2000 --catch-up-rows 4096 16384 65536
+
+Reads (and redacts) every transcript of the corpus once, in-process, then for each
+arm writes the same results into a new index exactly as ``backscroll index`` does
+on an empty one (``begin_bulk``, transactions of 16 MB of source, ``end_bulk``).
+Arms: ``row-by-row`` (the full-text index fed by its triggers, as before schema 7)
+and one per ``--catch-up-rows`` value (fed in steps of that many turns). Prints the
+CPU seconds of the writes and of the end of the load (secondary indexes, the last
+catch-up, ``optimize``), best of ``--repeat``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+import corpus  # noqa: E402
+
+
+def _env(home: Path, data: Path) -> None:
+    os.environ.update(
+        HOME=str(home),
+        BACKSCROLL_HOME=str(data),
+        XDG_CONFIG_HOME=str(data / "config"),
+        XDG_DATA_HOME=str(data / "share"),
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--corpus", type=Path, required=True, help="generate into / reuse")
+    ap.add_argument("--size-mb", type=int, default=240)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--catch-up-rows", type=int, nargs="+", default=[4096, 16384, 65536])
+    ap.add_argument("--repeat", type=int, default=2)
+    args = ap.parse_args(argv)
+    stats = corpus.generate(args.corpus, args.size_mb, args.seed)
+    with tempfile.TemporaryDirectory(prefix="bs-bench-writer-") as tmp:
+        _env(args.corpus, Path(tmp) / "read")
+        from backscroll import config as bconfig
+        from backscroll.direct import make_indexer, make_redactor
+        from backscroll.indexing.clean import clean
+        from backscroll.indexing.indexer import Summary
+        from backscroll.indexing.parallel import Outcome
+        from backscroll.store import fts, open_writer
+
+        cfg = bconfig.load(None)
+        reader_ix = make_indexer(cfg, open_writer(cfg.db_path()))
+        plans = [p for p in (reader_ix.plan(i, None) for i in reader_ix.scan()) if p]
+        redactor = make_redactor(cfg)
+        results = [
+            clean(p.item.spec.reader.read(p.item.path, None, p.item.spec.options), redactor, ())
+            for p in plans
+        ]
+        turns = sum(len(r.turns) for r in results)
+        print(f"corpus {stats.bytes / 1e6:.1f} MB, {len(plans)} files, {turns} turns")
+
+        def replay(catch_up_rows: int | None, n: int) -> tuple[float, float]:
+            data = Path(tmp) / f"arm-{catch_up_rows}-{n}"
+            _env(args.corpus, data)
+            writer = open_writer(bconfig.load(None).db_path())
+            ix = make_indexer(cfg, writer)
+            fts.CATCH_UP_ROWS = catch_up_rows or 1 << 62
+            t0 = time.process_time()
+            writer.begin_bulk()
+            if catch_up_rows is None:  # the triggers feed it: no watermark
+                with writer.transaction():
+                    writer.conn.execute("DELETE FROM meta WHERE key = ?", (fts.UPTO,))
+                    writer.conn.execute(
+                        "INSERT INTO turns_fts(turns_fts, rank) VALUES ('hashsize', ?)",
+                        (fts.DEFAULT_HASHSIZE,),
+                    )
+            batch: list[tuple[object, Outcome]] = []
+            size = 0
+            for plan, result in zip(plans, results, strict=True):
+                batch.append((plan, Outcome(result=result)))
+                size += plan.stat.size
+                if size >= 16 * 1024 * 1024:
+                    ix._run_batch(batch, Summary())  # type: ignore[arg-type]
+                    batch, size = [], 0
+            if batch:
+                ix._run_batch(batch, Summary())  # type: ignore[arg-type]
+            t1 = time.process_time()
+            writer.end_bulk()
+            t2 = time.process_time()
+            writer.close()
+            return t1 - t0, t2 - t1
+
+        arms: list[int | None] = [None, *args.catch_up_rows]
+        for arm in arms:
+            runs = [replay(arm, n) for n in range(args.repeat)]
+            writes, end = min(runs, key=sum)
+            label = "row-by-row" if arm is None else f"steps of {arm}"
+            print(
+                f"  {label:<18} writes {writes:6.2f} s  end of load {end:5.2f} s  "
+                f"total {writes + end:6.2f} s CPU (best of {args.repeat})"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
