@@ -337,8 +337,8 @@ class Indexer:
                     if progress:
                         progress(n, len(plans), min(done_bytes, total_bytes), total_bytes)
         finally:
-            if bulk:  # (a shutdown leaves the segment merge to the scheduled upkeep)
-                self.writer.end_bulk(merge=not (self.should_stop and self.should_stop()))
+            if bulk:
+                self.writer.end_bulk()
         for plan in retry:  # lost a race with another writer: look again, alone
             self.index_item(plan.item, summary)
         summary.seconds = time.monotonic() - started

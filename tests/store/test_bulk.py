@@ -133,7 +133,7 @@ def test_a_bulk_load_feeds_the_full_text_index_in_steps_exactly_as_row_by_row(
     index already holds) or only at the end (so they change turns it does not
     hold yet): either way the same index as row by row."""
     plain = _load(tmp_path / "plain.db")
-    monkeypatch.setattr(fts, "CATCH_UP_ROWS", catch_up_rows)
+    monkeypatch.setattr(fts, "bulk_step", lambda upto: catch_up_rows)
     bulk = _load(tmp_path / "bulk.db", bulk=True)
     assert not fts.searchable(bulk.conn)  # readers take the LIKE path meanwhile
     if catch_up_rows == 1:
@@ -157,6 +157,14 @@ def test_a_bulk_load_feeds_the_full_text_index_in_steps_exactly_as_row_by_row(
     _fts_is_consistent(bulk)
     plain.close()
     bulk.close()
+
+
+def test_bulk_load_steps_grow_with_the_index_between_a_floor_and_a_cap() -> None:
+    assert fts.bulk_step(0) == fts.CATCH_UP_MIN
+    assert fts.bulk_step(8 * fts.CATCH_UP_MIN) == 2 * fts.CATCH_UP_MIN
+    assert fts.bulk_step(10**9) == fts.CATCH_UP_MAX
+    steps = [fts.bulk_step(upto) for upto in range(0, 200_000, 1000)]
+    assert steps == sorted(steps)
 
 
 def test_a_writer_beside_a_bulk_load_catches_its_full_text_index_up_before_writing(
