@@ -6,7 +6,6 @@ import logging
 import sqlite3
 from typing import Any
 
-from backscroll import methods, protocol
 from backscroll.config import Config
 from backscroll.indexing.clean import LazyRedactor, Redactor
 from backscroll.indexing.indexer import Indexer, Progress, Summary, build_hosts
@@ -65,6 +64,9 @@ def refresh(config: Config) -> None:
 
 
 def query(config: Config, method: str, params: Any) -> Any:
+    # (Not at the top: `backscroll index` needs neither.)
+    from backscroll import methods, protocol
+
     db = config.db_path()
     protocol.check_query_length(method, params, config.server.max_query_chars)
     if method == "search":

@@ -82,12 +82,14 @@ def main(argv: list[str] | None = None) -> int:
     if not texts:
         print(f"no workspace.yaml under {root}")
         return 1
-    same = all(yaml.load(t, Loader=copilot_cli._YAML_LOADER) == yaml.safe_load(t) for t in texts)
+    same = all(yaml.load(t, Loader=copilot_cli.yaml_loader()) == yaml.safe_load(t) for t in texts)
     py = best(lambda: [yaml.load(t, Loader=yaml.SafeLoader) for t in texts], args.repeat)
-    fast = best(lambda: [yaml.load(t, Loader=copilot_cli._YAML_LOADER) for t in texts], args.repeat)
+    fast = best(
+        lambda: [yaml.load(t, Loader=copilot_cli.yaml_loader()) for t in texts], args.repeat
+    )
     n = len(texts)
     print(f"workspace.yaml x{n}: SafeLoader {py / n * 1e3:.2f} ms a file, "
-          f"{copilot_cli._YAML_LOADER.__name__} {fast / n * 1e3:.2f} ms a file "
+          f"{copilot_cli.yaml_loader().__name__} {fast / n * 1e3:.2f} ms a file "
           f"({py / fast:.1f}x), same result: {same}")  # fmt: skip
     return 0
 

@@ -294,6 +294,22 @@ class Indexer:
         indexes once at the end instead of updating them per turn."""
         started = time.monotonic()
         items = list(items)
+        # A first index of many files: the reader processes start now, so that
+        # they set up (the redaction patterns) while this one plans.
+        early = self._start_pool() if self._likely_parallel(items) else None
+        try:
+            return self._index_items(items, progress, early, started)
+        finally:
+            if early is not None:
+                early.close()
+
+    def _index_items(
+        self,
+        items: list[Item],
+        progress: Progress | None,
+        pool: parallel.ParallelReads | None,
+        started: float,
+    ) -> Summary:
         rows = self.writer.file_rows()
         summary = Summary(files_seen=len(items))
         plans: list[Plan] = []
@@ -322,7 +338,7 @@ class Indexer:
             batch_limit = BATCH_BYTES
             if self._workers(plans, total_bytes) >= 2:
                 batch_limit = PARALLEL_BATCH_BYTES
-            with self._reads(plans, total_bytes) as reads:
+            with self._reads(plans, total_bytes, pool) as reads:
                 batch: list[tuple[Plan, Outcome | None]] = []
                 batch_bytes = 0
                 for n, (plan, outcome) in enumerate(reads, 1):
@@ -346,19 +362,30 @@ class Indexer:
 
     def _workers(self, plans: list[Plan], total_bytes: int) -> int:
         """Reader processes for this pass (below 2: read in-process)."""
-        if (
-            len(plans) < 2
-            or total_bytes < PARALLEL_MIN_BYTES
-            or (self.redactor is not None and not self.config.redaction.enabled)
-        ):
+        if len(plans) < 2 or total_bytes < PARALLEL_MIN_BYTES:
             return 0
+        return self._max_workers()
+
+    def _max_workers(self) -> int:
+        if self.redactor is not None and not self.config.redaction.enabled:
+            return 0  # (a redactor given beside a config without redaction: tests)
         return parallel.default_workers()
+
+    def _likely_parallel(self, items: list[Item]) -> bool:
+        """A first index of many files (checked before planning them)."""
+        return len(items) >= BULK_MIN_FILES and self._max_workers() >= 2 and self.writer.is_empty()
+
+    def _start_pool(self) -> parallel.ParallelReads:
+        pool = parallel.ParallelReads(self._max_workers(), self.config, self.redactor is not None)
+        pool.start()
+        return pool
 
     @contextmanager
     def _reads(
-        self, plans: list[Plan], total_bytes: int
+        self, plans: list[Plan], total_bytes: int, pool: parallel.ParallelReads | None = None
     ) -> Iterator[Iterator[tuple[Plan, Outcome | None]]]:
-        """The plans in order, each with its worker's read (None: read in-process)."""
+        """The plans in order, each with its worker's read (None: read in-process);
+        ``pool``, started early, is used if the pass is big enough."""
         workers = self._workers(plans, total_bytes)
         if workers < 2:
             yield ((plan, None) for plan in plans)
@@ -371,7 +398,9 @@ class Indexer:
             files=len(plans),
             bytes=total_bytes,
         )
-        with parallel.ParallelReads(workers, self.config, self.redactor is not None) as pool:
+        if pool is None:
+            pool = parallel.ParallelReads(workers, self.config, self.redactor is not None)
+        with pool:
             outcomes = pool.run(((p.item.spec, p.item.path, p.prev), _to_read(p)) for p in plans)
 
             def paired() -> Iterator[tuple[Plan, Outcome | None]]:

@@ -205,9 +205,12 @@ class BaseReader:
 # --------------------------------------------------------------------------- JSONL tailing
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Line:
-    """One complete line of a file: its byte offset, 1-based number and content."""
+    """One complete line of a file: its byte offset, 1-based number and content.
+
+    Not frozen (treat it as if it were): one is built per line, and a frozen
+    dataclass's ``__init__`` takes twice as long."""
 
     offset: int
     number: int

@@ -18,9 +18,7 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
-
-import yaml
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from backscroll.model import (
     Cursor,
@@ -48,6 +46,9 @@ from backscroll.readers.base import (
     walk_files,
 )
 
+if TYPE_CHECKING:
+    import yaml
+
 #: The event-stream schema version this reader knows (``session.start.data.version``).
 SCHEMA_VERSION = 1
 _PLAIN_ID = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
@@ -64,16 +65,23 @@ def _event_key(event: Mapping[str, Any], offset: int) -> str:
     return raw if isinstance(raw, str) and _PLAIN_ID.fullmatch(raw) else f"o:{offset}"
 
 
-#: PyYAML's safe loader, in C (libyaml) where the wheel has it: 7x faster on a
-#: workspace.yaml, which is read again with every change to its session.
-_YAML_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+def yaml_loader() -> type[yaml.SafeLoader]:
+    """PyYAML's safe loader, in C (libyaml) where the wheel has it: 7x faster on
+    a workspace.yaml, which is read again with every change to its session.
+    (PyYAML is imported on first use: a cold index reads these in its workers.)"""
+    import yaml
+
+    loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return loader
 
 
 def _workspace(events: Path) -> dict[str, Any]:
     """``workspace.yaml`` next to ``events.jsonl`` (empty when absent or unreadable)."""
+    import yaml
+
     try:
         text = read_side_file(events.parent / "workspace.yaml").decode("utf-8")
-        data = yaml.load(text, Loader=_YAML_LOADER)  # (a safe loader: see above)
+        data = yaml.load(text, Loader=yaml_loader())  # (a safe loader: see above)
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return {}
     return data if isinstance(data, dict) else {}

@@ -345,9 +345,9 @@ def test_workspace_yaml_is_parsed_by_libyaml_where_present_with_the_same_result(
     from backscroll.readers import copilot_cli
 
     if yaml.__with_libyaml__:
-        assert copilot_cli._YAML_LOADER is yaml.CSafeLoader
+        assert copilot_cli.yaml_loader() is yaml.CSafeLoader
     samples = sorted(Path(__file__).parents[1].joinpath("fixtures", "copilot-cli").rglob("*.yaml"))
     assert samples
     for sample in samples:
         text = sample.read_text()
-        assert yaml.load(text, Loader=copilot_cli._YAML_LOADER) == yaml.safe_load(text), sample
+        assert yaml.load(text, Loader=copilot_cli.yaml_loader()) == yaml.safe_load(text), sample
