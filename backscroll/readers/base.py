@@ -264,6 +264,7 @@ class Tail:
         self.end = self.start
         number = self.first_line_number
         chunk_size = 1 << 20
+        limit = self.max_line_bytes
         pending = bytearray()
         pending_offset = offset
         oversized = False
@@ -278,7 +279,7 @@ class Tail:
                     piece = chunk[begin:]
                     if not oversized:
                         pending += piece
-                        if len(pending) > self.max_line_bytes:
+                        if len(pending) > limit:
                             oversized = True
                             pending.clear()
                     offset += len(piece)
@@ -286,27 +287,28 @@ class Tail:
                 piece = chunk[begin:nl]
                 offset += len(piece) + 1
                 blank = False
-                if not pending and not oversized and len(piece) <= self.max_line_bytes:
+                if not pending and not oversized and len(piece) <= limit:
                     # The common case: the whole line lies in this chunk, no copy.
                     if piece.strip():
                         yield Line(pending_offset, number, piece)
                     else:
                         blank = True
-                elif oversized or len(pending) + len(piece) > self.max_line_bytes:
-                    self.problems.append(
-                        Problem(
-                            f"line longer than {self.max_line_bytes} bytes skipped",
-                            line=number,
-                            offset=pending_offset,
-                        )
-                    )
                 else:
-                    pending += piece
-                    raw = bytes(pending)
-                    if raw.strip():
-                        yield Line(pending_offset, number, raw)
-                pending.clear()
-                oversized = False
+                    if oversized or len(pending) + len(piece) > limit:
+                        self.problems.append(
+                            Problem(
+                                f"line longer than {limit} bytes skipped",
+                                line=number,
+                                offset=pending_offset,
+                            )
+                        )
+                    else:
+                        pending += piece
+                        raw = bytes(pending)
+                        if raw.strip():
+                            yield Line(pending_offset, number, raw)
+                    pending.clear()
+                    oversized = False
                 number += 1
                 self.lines_read += 1
                 self.end = offset
@@ -393,9 +395,13 @@ def _glued(line: Line) -> list[tuple[Line, Any]] | None:
 
 
 def _parse_lines(tail: Tail, lines: Iterator[Line]) -> Iterator[tuple[Line, Any]]:
+    fast = _fast_loads  # (called once per line: no wrapper on the common path)
     for line in lines:
         try:
-            obj = loads(line.raw)
+            try:
+                obj = fast(line.raw)
+            except ValueError:
+                obj = json.loads(line.raw)  # see loads()
         except (ValueError, RecursionError) as exc:
             if line is tail.unterminated:
                 return  # still being written after all: left for next time
@@ -409,7 +415,8 @@ def _parse_lines(tail: Tail, lines: Iterator[Line]) -> Iterator[tuple[Line, Any]
             tail.take(line)
             yield from parts
             continue
-        tail.take(line)
+        if line is tail.unterminated:
+            tail.take(line)
         yield line, obj
 
 
