@@ -1,3 +1,3 @@
-from backscroll.cli import main
+from backscroll.cli import entry
 
-raise SystemExit(main())
+entry()

@@ -159,3 +159,52 @@ def test_project_paths_resolve_relative_and_here_works_from_a_subdirectory(
     assert elsewhere.returncode == 1 and json.loads(elsewhere.stdout)["hits"] == []
     above = _cli("sessions", "--json", "--here", cwd=tmp_path / "work")
     assert json.loads(above.stdout)["sessions"] == []  # a parent is not inside the project
+
+
+def test_the_command_skips_interpreter_teardown_only_when_nothing_else_runs() -> None:
+    """`backscroll` ends with os._exit after flushing (the teardown cost 15-25 ms),
+    but only with no other thread and no child process left to wait for."""
+    script = (
+        "import threading\n"
+        "from backscroll import cli\n"
+        "print(cli._nothing_running())\n"
+        "go = threading.Event()\n"
+        "t = threading.Thread(target=go.wait)\n"
+        "t.start()\n"
+        "print(cli._nothing_running())\n"
+        "go.set()\n"
+        "t.join()\n"
+        "print(cli._nothing_running())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.split() == ["True", "False", "True"]
+
+
+def test_output_bigger_than_a_pipe_buffer_arrives_whole_before_the_fast_exit(
+    isolated_home: Path,
+) -> None:
+    sid = "5b1e0c1a-0000-4000-8000-00000000b16"
+    lines = [
+        json.dumps(
+            {
+                "type": "user",
+                "message": {"role": "user", "content": f"turn {n}: " + "walrus " * 400},
+                "uuid": f"u-{n}",
+                "timestamp": f"2026-11-30T10:{n:02d}:00Z",
+                "sessionId": sid,
+                "cwd": "/home/someone/project",
+                "version": "2.0.1",
+            }
+        )
+        for n in range(60)
+    ]
+    project = isolated_home / ".claude" / "projects" / "-home-someone-project"
+    project.mkdir(parents=True)
+    (project / f"{sid}.jsonl").write_text("\n".join(lines) + "\n")
+    assert _cli("index").returncode == 0
+    shown = _cli("show", sid, "--window", "60", "--json")
+    assert shown.returncode == 0 and len(shown.stdout) > 65536
+    turns = json.loads(shown.stdout)["turns"]
+    assert [t["text"].split(":")[0] for t in turns] == [f"turn {n}" for n in range(60)]
