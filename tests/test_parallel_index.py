@@ -189,3 +189,53 @@ def test_turns_and_sessions_cross_to_the_writer_with_every_field() -> None:
     session = Session("s", "/p", "title", 1.0, 2.0, "resume s", "parent")
     assert pickle.loads(pickle.dumps(turn)) == turn
     assert pickle.loads(pickle.dumps(session)) == session
+
+
+def test_a_first_index_starts_its_readers_before_planning_and_closes_them_if_small(
+    tmp_path: Path, corpus: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pool of a likely cold pass forks before the files are planned (its
+    workers set up meanwhile); found too small to need them, it is closed unused
+    and the files are read in-process, with the same result."""
+    _in_process(monkeypatch)
+    index_into(tmp_path / "serial")
+    expected = dump_turns(tmp_path / "serial" / "index.db")
+    monkeypatch.setenv("BACKSCROLL_INDEX_WORKERS", "2")
+    monkeypatch.setattr(indexer_mod, "BULK_MIN_FILES", 1)  # PARALLEL_MIN_BYTES stays 16 MB
+    pools = _count_pools(monkeypatch)
+    planned_after: list[int] = []
+    real_plan = indexer_mod.Indexer.plan
+
+    def plan(self: indexer_mod.Indexer, *args: object) -> object:
+        planned_after.append(len(pools))
+        return real_plan(self, *args)  # type: ignore[arg-type]
+
+    runs: list[int] = []
+    real_run = parallel.ParallelReads.run
+    monkeypatch.setattr(indexer_mod.Indexer, "plan", plan)
+    monkeypatch.setattr(
+        parallel.ParallelReads, "run", lambda self, tasks: runs.append(1) or real_run(self, tasks)
+    )
+    index_into(tmp_path / "early")
+    assert pools == [2] and planned_after and set(planned_after) == {1}
+    assert runs == []  # closed unused: too few bytes for workers
+    assert dump_turns(tmp_path / "early" / "index.db") == expected
+
+
+def test_a_process_with_threads_starts_no_pool_before_planning(
+    tmp_path: Path, corpus: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BACKSCROLL_INDEX_WORKERS", "2")
+    monkeypatch.setattr(indexer_mod, "BULK_MIN_FILES", 1)
+    pools = _count_pools(monkeypatch)
+    go = threading.Event()
+    thread = threading.Thread(target=go.wait)
+    thread.start()
+    try:
+        assert not parallel.can_fork()
+        index_into(tmp_path / "threaded")  # small: read in-process, no pool at all
+    finally:
+        go.set()
+        thread.join()
+    assert pools == []
+    assert parallel.can_fork()

@@ -372,8 +372,15 @@ class Indexer:
         return parallel.default_workers()
 
     def _likely_parallel(self, items: list[Item]) -> bool:
-        """A first index of many files (checked before planning them)."""
-        return len(items) >= BULK_MIN_FILES and self._max_workers() >= 2 and self.writer.is_empty()
+        """A first index of many files (checked before planning them), in a
+        process that forks its workers: started from a fork server (the daemon)
+        they take long enough that a pass found small later would wait for them."""
+        return (
+            len(items) >= BULK_MIN_FILES
+            and self._max_workers() >= 2
+            and parallel.can_fork()
+            and self.writer.is_empty()
+        )
 
     def _start_pool(self) -> parallel.ParallelReads:
         pool = parallel.ParallelReads(self._max_workers(), self.config, self.redactor is not None)

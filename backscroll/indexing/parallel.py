@@ -118,11 +118,19 @@ def read_files(tasks: list[Task]) -> list[Outcome]:
 # --------------------------------------------------------------------------- writer side
 
 
-def _context() -> Any:
+def can_fork() -> bool:
+    """Workers fork from this process (one thread, a system with fork) rather
+    than start from a fork server."""
     import multiprocessing  # only a big pass needs it (an import of ~20 ms)
 
+    return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+
+
+def _context() -> Any:
+    import multiprocessing
+
     methods = multiprocessing.get_all_start_methods()
-    if "fork" in methods and threading.active_count() == 1:
+    if can_fork():
         return multiprocessing.get_context("fork")
     if "forkserver" in methods:
         return multiprocessing.get_context("forkserver")
