@@ -14,13 +14,16 @@ Arms: ``row-by-row`` (the full-text index fed by its triggers, as before schema 
 per ``--catch-up-rows`` value (fixed steps of that many turns). Prints the CPU
 seconds of the writes and of the end of the load (secondary indexes, the last
 catch-up), best of ``--repeat``: the end runs on one core after the last file is
-read, so it counts in full towards the wall time.
+read, so it counts in full towards the wall time. Then, for the adaptive arm, the
+FTS segments the load leaves (it ends without ``optimize``) and ranked queries
+timed over them and again after an ``optimize``.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import sqlite3
 import sys
 import tempfile
 import time
@@ -118,7 +121,44 @@ def main(argv: list[str] | None = None) -> int:
                 f"  {label:<18} writes {writes:6.2f} s  end of load {end:5.2f} s  "
                 f"total {writes + end:6.2f} s CPU (best of {args.repeat})"
             )
+        if "adaptive" in arms:
+            _segments_and_queries(Path(tmp) / "arm-adaptive-0")
     return 0
+
+
+#: Queries timed over the segments a bulk load leaves and over one merged segment.
+QUERIES = ("the", "error", "function test", '"to the"', "zyxwvut")
+
+
+def _segments_and_queries(data: Path) -> None:
+    """What the load leaves in the full-text index (no final ``optimize``): its
+    segments, and the same ranked queries before and after merging them."""
+    conn = sqlite3.connect(data / "index.db", isolation_level=None)
+
+    def timings() -> str:
+        out = []
+        for q in QUERIES:
+            best = min(_timed(conn, q) for _ in range(7))
+            out.append(f"{q} {best * 1e3:.1f} ms")
+        return ", ".join(out)
+
+    def segments() -> int:
+        return int(conn.execute("SELECT count(DISTINCT segid) FROM turns_fts_idx").fetchone()[0])
+
+    print(f"  after the load: {segments()} FTS segments; best of 7: {timings()}")
+    t0 = time.process_time()
+    conn.execute("INSERT INTO turns_fts(turns_fts) VALUES ('optimize')")
+    spent = time.process_time() - t0
+    print(f"  optimize {spent:.2f} s CPU -> {segments()} segment; best of 7: {timings()}")
+    conn.close()
+
+
+def _timed(conn: sqlite3.Connection, query: str) -> float:
+    t0 = time.perf_counter()
+    conn.execute(
+        "SELECT rowid FROM turns_fts WHERE turns_fts MATCH ? ORDER BY rank LIMIT 20", (query,)
+    ).fetchall()
+    return time.perf_counter() - t0
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ REGENERATE = (
 
 def console_script() -> str:
     scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
-    (name,) = [n for n, target in scripts.items() if target == "backscroll.cli:main"]
+    (name,) = [n for n, target in scripts.items() if target == "backscroll.cli:entry"]
     return str(name)
 
 
