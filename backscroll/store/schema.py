@@ -384,8 +384,8 @@ SECONDARY_INDEXES: tuple[tuple[str, str], ...] = (
     ("turns_order", "CREATE INDEX IF NOT EXISTS turns_order ON turns(session, ts, seq)"),
     ("turns_ts", "CREATE INDEX IF NOT EXISTS turns_ts ON turns(ts)"),
 )
-#: FTS5 merge settings while bulk loading (fewer, bigger merges; a final
-#: ``optimize`` leaves one segment) and the defaults restored afterwards.
+#: FTS5 merge settings while bulk loading (fewer, bigger merges) and the
+#: defaults restored afterwards.
 BULK_FTS = (("automerge", 16), ("crisismerge", 64))
 DEFAULT_FTS = (("automerge", 4), ("crisismerge", 16))
 
