@@ -1,0 +1,90 @@
+"""The cyclic collector during ``backscroll index``: at Python's default
+threshold and at the one the ``backscroll`` command sets (``cli.entry``).
+
+Run from the repository root::
+
+    python bench/bench_gc.py --corpus DIR --size-mb 240
+
+Each arm is a fresh process indexing the corpus into a new index (the same
+command as ``backscroll index``, run through ``cli.main`` so the threshold can be
+chosen) with a ``gc.callbacks`` hook counting the collections of the writer's
+process and the time they took, split into start-up (imports) and the pass.
+The reader processes freeze what they inherit and collect almost nothing.
+Best of ``--repeat`` by total time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+import corpus  # noqa: E402
+from bench_index import clean_env  # noqa: E402
+
+CHILD = """
+import gc, json, sys, time
+threshold = tuple(json.loads(sys.argv[1]))
+gc.set_threshold(*threshold)
+events = []
+started = [0.0]
+def hook(phase, info):
+    if phase == "start":
+        started[0] = time.perf_counter()
+    else:
+        events.append((time.perf_counter() - started[0], info["generation"]))
+gc.callbacks.append(hook)
+import backscroll.cli, backscroll.direct
+imports = len(events)
+code = backscroll.cli.main(["index", "--json"])
+gc.callbacks.remove(hook)
+print(json.dumps({
+    "code": code,
+    "startup": [len(events[:imports]), sum(t for t, _ in events[:imports])],
+    "pass": [len(events[imports:]), sum(t for t, _ in events[imports:])],
+}), file=sys.stderr)
+"""
+
+
+def run(home: Path, threshold: tuple[int, int, int]) -> dict[str, list[float]]:
+    with tempfile.TemporaryDirectory(prefix="bs-bench-gc-") as data:
+        env = clean_env(home, Path(data), None)
+        env["PYTHONPATH"] = str(ROOT)
+        done = subprocess.run(
+            [sys.executable, "-c", CHILD, json.dumps(threshold)],
+            env=env, capture_output=True, text=True, check=True,
+        )  # fmt: skip
+    result: dict[str, list[float]] = json.loads(done.stderr.strip().splitlines()[-1])
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--corpus", type=Path, required=True, help="generate into / reuse")
+    ap.add_argument("--size-mb", type=int, default=240)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args(argv)
+    stats = corpus.generate(args.corpus, args.size_mb, args.seed)
+    print(f"corpus {stats.bytes / 1e6:.1f} MB")
+    for label, threshold in (("default (700, 10, 10)", (700, 10, 10)),
+                             ("backscroll (50000, 10, 10)", (50_000, 10, 10))):  # fmt: skip
+        runs = [run(args.corpus, threshold) for _ in range(args.repeat)]
+        best = min(runs, key=lambda r: r["startup"][1] + r["pass"][1])
+        (n_start, t_start), (n_pass, t_pass) = best["startup"], best["pass"]
+        print(
+            f"  {label:<27} start-up {int(n_start):3d} collections {t_start * 1e3:5.1f} ms,"
+            f"  pass {int(n_pass):3d} collections {t_pass * 1e3:5.1f} ms"
+            f"  (best of {args.repeat})"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
