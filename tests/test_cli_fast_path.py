@@ -78,13 +78,15 @@ def test_a_search_without_the_daemon_compiles_no_secret_patterns_when_nothing_ch
     (What it does index is redacted: tests/test_privacy.py.)"""
     from tests.daemon.harness import daemon_env, populate, run_cli
 
-    populate(tmp_path / "home")
+    files = populate(tmp_path / "home", copies=8)
+    assert len(files) >= 32  # as many as a first index starts reader processes for
     first = run_cli(tmp_path, "index")
     assert first.returncode == 0, first.stderr
     code = (
         "import sys; from backscroll import cli; "
         "code = cli.main(['search', 'the', '--json']); "
         "print('redact-loaded' if 'backscroll.redact' in sys.modules else 'redact-absent', "
+        "'mp-loaded' if 'multiprocessing' in sys.modules else 'mp-absent', "
         "file=sys.stderr); sys.exit(code)"
     )
     done = subprocess.run([sys.executable, "-c", code], env=daemon_env(tmp_path),
@@ -92,3 +94,4 @@ def test_a_search_without_the_daemon_compiles_no_secret_patterns_when_nothing_ch
     assert done.returncode in (0, 1), done.stderr  # (1: no hit, as grep)
     assert '"hits"' in done.stdout
     assert "redact-absent" in done.stderr
+    assert "mp-absent" in done.stderr  # (nor multiprocessing, ~15 ms: no reader processes)

@@ -377,9 +377,9 @@ class Indexer:
         they take long enough that a pass found small later would wait for them."""
         return (
             len(items) >= BULK_MIN_FILES
+            and self.writer.is_empty()  # (before can_fork: it imports multiprocessing)
             and self._max_workers() >= 2
             and parallel.can_fork()
-            and self.writer.is_empty()
         )
 
     def _start_pool(self) -> parallel.ParallelReads:

@@ -109,8 +109,9 @@ def bulk_step(upto: int) -> int:
     Steps grow with the index (a few thousand rows make few, big segments and
     no merging), yet stay small enough that the last one, run on one core while
     nothing else is left to read, is short: at 240 MB the end of the load fell
-    from 0.13 to 0.03 s of CPU, at 2 GB the steps match fixed ones of 16384
-    (``bench/bench_writer.py``)."""
+    from 0.13 to 0.03-0.04 s of CPU for the same total. At 2 GB the writer's
+    total against fixed steps of 16384 varied between runs from 0.2 s less to
+    0.9 s more, of 3 s (``bench/bench_writer.py``, bench/RESULTS.md)."""
     return min(max(upto // 4, CATCH_UP_MIN), CATCH_UP_MAX)
 
 
