@@ -113,9 +113,13 @@ def main(argv: list[str] | None = None) -> int:
             return t1 - t0, t2 - t1
 
         arms: list[int | str] = ["row-by-row", "adaptive", *args.catch_up_rows]
+        # Rounds interleave the arms: this machine's speed drifts over minutes.
+        runs: dict[int | str, list[tuple[float, float]]] = {arm: [] for arm in arms}
+        for n in range(args.repeat):
+            for arm in arms:
+                runs[arm].append(replay(arm, n))
         for arm in arms:
-            runs = [replay(arm, n) for n in range(args.repeat)]
-            writes, end = min(runs, key=sum)
+            writes, end = min(runs[arm], key=sum)
             label = f"steps of {arm}" if isinstance(arm, int) else str(arm)
             print(
                 f"  {label:<18} writes {writes:6.2f} s  end of load {end:5.2f} s  "

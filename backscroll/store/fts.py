@@ -59,7 +59,7 @@ TRIGGERS: tuple[tuple[str, str], ...] = (
 #: A bulk load adds the rows above the watermark once a quarter as many as the
 #: full-text index holds have gathered, at least CATCH_UP_MIN and at most
 #: CATCH_UP_MAX (:func:`bulk_step`), and at its end whatever is left.
-CATCH_UP_MIN = 1024
+CATCH_UP_MIN = 4096
 CATCH_UP_MAX = 16384
 #: FTS5's in-memory limit for pending terms while a bulk load runs, and
 #: SQLite's default, put back at its end.
@@ -108,10 +108,10 @@ def bulk_step(upto: int) -> int:
 
     Steps grow with the index (a few thousand rows make few, big segments and
     no merging), yet stay small enough that the last one, run on one core while
-    nothing else is left to read, is short: at 240 MB the end of the load fell
-    from 0.13 to 0.03-0.04 s of CPU for the same total. At 2 GB the writer's
-    total against fixed steps of 16384 varied between runs from 0.2 s less to
-    0.9 s more, of 3 s (``bench/bench_writer.py``, bench/RESULTS.md)."""
+    nothing else is left to read, is short. Against fixed steps of 16384
+    (``bench/bench_writer.py``, bench/RESULTS.md): at 240 MB the end of the load
+    fell from 0.14 to 0.03 s of CPU for the same total, at 2 GB the total was
+    the same (3.13 vs 3.09 s). A floor of 1024 rows cost 0.3 s more at 2 GB."""
     return min(max(upto // 4, CATCH_UP_MIN), CATCH_UP_MAX)
 
 
