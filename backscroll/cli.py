@@ -608,14 +608,14 @@ def entry() -> None:
     gc.set_threshold(50_000, 10, 10)
     code = main()
     if _nothing_running():
-        import logging
-
         try:
             sys.stdout.flush()
             sys.stderr.flush()
         except (BrokenPipeError, ValueError):  # (a reader that went away: as in main)
             _quiet_pipe()
-        logging.shutdown()
+        logging = sys.modules.get("logging")  # (a search's fast path never loads it)
+        if logging is not None:
+            logging.shutdown()
         os._exit(code)
     raise SystemExit(code)
 

@@ -232,7 +232,9 @@ def cold_index(root: Path, work: Path, repeat: int, mb: float, baseline: str | N
     turns: dict[str, int] = {}
     warm(root)
     for rnd in range(repeat):
-        for arm in order:
+        # Each round starts one arm later: no arm always follows the same one
+        # (the one before leaves its deleted index to the file system).
+        for arm in order[rnd % len(order) :] + order[: rnd % len(order)]:
             data = work / f"{arm}-{rnd}"
             data.mkdir()
             if arm == "floor":

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from backscroll import cli
+from tests.conftest import DaemonFactory
 
 PLAIN = [
     ["search", "login", "handler"],
@@ -95,3 +96,33 @@ def test_a_search_without_the_daemon_compiles_no_secret_patterns_when_nothing_ch
     assert '"hits"' in done.stdout
     assert "redact-absent" in done.stderr
     assert "mp-absent" in done.stderr  # (nor multiprocessing, ~15 ms: no reader processes)
+
+
+def test_a_daemon_served_search_ends_without_loading_logging_or_argparse(
+    daemon_factory: DaemonFactory, tmp_path: Path
+) -> None:
+    """The command's fast exit closes log handlers only where logging was loaded:
+    a search answered by the daemon never imports it (nor argparse, nor typing)."""
+    from tests.daemon.harness import populate
+
+    populate(tmp_path / "home")
+    daemon = daemon_factory()
+    daemon.sync()
+    env = {k: v for k, v in daemon.env.items() if k != "NOTIFY_SOCKET"}
+    script = (
+        "import os, sys\n"
+        "from backscroll import cli\n"
+        "real_exit = os._exit\n"
+        "def exit_(code):\n"
+        "    loaded = [m for m in ('logging', 'argparse', 'typing') if m in sys.modules]\n"
+        "    print('loaded:', *loaded, file=sys.stderr)\n"
+        "    real_exit(code)\n"
+        "os._exit = exit_\n"
+        "sys.argv = ['backscroll', 'search', 'listing', 'files']\n"
+        "cli.entry()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], env=env,
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "resume:" in done.stdout  # the hits, flushed before the exit
+    assert done.stderr.strip().splitlines()[-1] == "loaded:"
