@@ -594,15 +594,16 @@ def entry() -> None:
     """The ``backscroll`` command: :func:`main`, then out without tearing the
     interpreter down when nothing is left running.
 
-    Freeing every module and object at exit takes 15-25 ms after the work is
-    done (a third of a daemon-served search). With no other thread and no child
-    process there is nothing to wait for: output is flushed, log handlers are
-    closed, and the process ends. Otherwise it exits the ordinary way.
+    Freeing every module and object at exit took 21 ms after a 240 MB index,
+    against 3 ms for this exit (``bench/bench_command.py``). With no other
+    thread and no child process there is nothing to wait for: output is
+    flushed, log handlers are closed, and the process ends. Otherwise it exits
+    the ordinary way.
 
     The young-object collector also runs less often: the imports and the
     results of a cold index keep tens of thousands of objects alive at once,
     none of them garbage, and at the default threshold (700) the collector ran
-    66 times in a 240 MB index, 12 ms at best (``bench/bench_gc.py``)."""
+    67 times in a 240 MB index, 11-12 ms at best (``bench/bench_command.py``)."""
     import gc
 
     gc.set_threshold(50_000, 10, 10)

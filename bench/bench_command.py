@@ -1,16 +1,22 @@
-"""The cyclic collector during ``backscroll index``: at Python's default
-threshold and at the one the ``backscroll`` command sets (``cli.entry``).
+"""The ``backscroll`` command's own overhead around a cold index: the cyclic
+collector, and the interpreter's teardown at exit.
 
 Run from the repository root::
 
-    python bench/bench_gc.py --corpus DIR --size-mb 240
+    python bench/bench_command.py --corpus DIR --size-mb 240
 
 Each arm is a fresh process indexing the corpus into a new index (the same
-command as ``backscroll index``, run through ``cli.main`` so the threshold can be
-chosen) with a ``gc.callbacks`` hook counting the collections of the writer's
-process and the time they took, split into start-up (imports) and the pass.
-The reader processes freeze what they inherit and collect almost nothing.
-Best of ``--repeat`` by total time.
+command as ``backscroll index``, run through ``cli.main``):
+
+- collector: at Python's default threshold and at the one ``cli.entry`` sets,
+  with a ``gc.callbacks`` hook counting the collections of the writer's process
+  and the time they took, split into start-up (imports) and the pass (the
+  reader processes freeze what they inherit and collect almost nothing);
+- exit: the time from ``main`` returning to the process being gone, for an
+  ordinary exit (the interpreter frees every module and object) and for
+  ``os._exit`` after flushing (what ``cli.entry`` does when nothing else runs).
+
+Best of ``--repeat``.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import json
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,6 +57,33 @@ print(json.dumps({
     "pass": [len(events[imports:]), sum(t for t, _ in events[imports:])],
 }), file=sys.stderr)
 """
+
+
+EXIT_CHILD = """
+import os, sys, time
+import backscroll.cli
+code = backscroll.cli.main(["index", "--json"])
+sys.stdout.flush()
+print(time.time(), file=sys.stderr, flush=True)
+if sys.argv[1] == "fast":
+    os._exit(code)
+sys.exit(code)
+"""
+
+
+def exit_time(home: Path, how: str) -> float:
+    """Seconds from ``main`` returning to the process being gone."""
+    with tempfile.TemporaryDirectory(prefix="bs-bench-exit-") as data:
+        env = clean_env(home, Path(data), None)
+        env["PYTHONPATH"] = str(ROOT)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", EXIT_CHILD, how],
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        assert proc.stderr is not None
+        returned = float(proc.stderr.read().strip().splitlines()[-1])
+        proc.wait()
+        return time.time() - returned
 
 
 def run(home: Path, threshold: tuple[int, int, int]) -> dict[str, list[float]]:
@@ -83,6 +117,9 @@ def main(argv: list[str] | None = None) -> int:
             f"  pass {int(n_pass):3d} collections {t_pass * 1e3:5.1f} ms"
             f"  (best of {args.repeat})"
         )
+    for label, how in (("ordinary exit", "normal"), ("os._exit after flushing", "fast")):
+        fastest = min(exit_time(args.corpus, how) for _ in range(args.repeat))
+        print(f"  {label:<27} main() returned -> process gone {fastest * 1e3:5.1f} ms (best)")
     return 0
 
 
