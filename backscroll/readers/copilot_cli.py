@@ -65,13 +65,14 @@ def _event_key(event: Mapping[str, Any], offset: int) -> str:
     return raw if isinstance(raw, str) and _PLAIN_ID.fullmatch(raw) else f"o:{offset}"
 
 
-def yaml_loader() -> type[yaml.SafeLoader]:
+def yaml_loader() -> type[yaml.SafeLoader] | type[yaml.CSafeLoader]:
     """PyYAML's safe loader, in C (libyaml) where the wheel has it: 7x faster on
     a workspace.yaml, which is read again with every change to its session.
     (PyYAML is imported on first use: a cold index reads these in its workers.)"""
     import yaml
 
-    loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    loader: type[yaml.SafeLoader] | type[yaml.CSafeLoader]
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     return loader
 
 
