@@ -34,19 +34,14 @@ from backscroll.readers import copilot_cli
 SAMPLE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "copilot-cli"
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class DefaultTurn:
-    """``Turn``'s fields, without its ``__reduce__``."""
-
-    session_id: str
-    key: str
-    role: str
-    text: str
-    timestamp: float | None = None
-    seq: int = 0
-    tainted: bool = False
-    subagent: bool = False
-    note: str | None = None
+#: ``Turn``'s fields (derived from it), without its ``__reduce__``.
+DefaultTurn: Any = dataclasses.make_dataclass(
+    "DefaultTurn",
+    [(f.name, f.type, dataclasses.field(default=f.default)) for f in dataclasses.fields(Turn)],
+    frozen=True,
+    slots=True,
+)
+DefaultTurn.__module__ = __name__  # (pickle finds the class here)
 
 
 def best(fn: Callable[[], Any], repeat: int) -> float:

@@ -17,7 +17,7 @@ import os
 import stat
 import time
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -392,7 +392,8 @@ class Indexer:
         self, plans: list[Plan], total_bytes: int, pool: parallel.ParallelReads | None = None
     ) -> Iterator[Iterator[tuple[Plan, Outcome | None]]]:
         """The plans in order, each with its worker's read (None: read in-process);
-        ``pool``, started early, is used if the pass is big enough."""
+        ``pool``, started early, is used if the pass is big enough (its starter
+        closes it)."""
         workers = self._workers(plans, total_bytes)
         if workers < 2:
             yield ((plan, None) for plan in plans)
@@ -405,10 +406,13 @@ class Indexer:
             files=len(plans),
             bytes=total_bytes,
         )
-        if pool is None:
-            pool = parallel.ParallelReads(workers, self.config, self.redactor is not None)
-        with pool:
-            outcomes = pool.run(((p.item.spec, p.item.path, p.prev), _to_read(p)) for p in plans)
+        opened: AbstractContextManager[parallel.ParallelReads] = (
+            nullcontext(pool)
+            if pool is not None
+            else parallel.ParallelReads(workers, self.config, self.redactor is not None)
+        )
+        with opened as reads:
+            outcomes = reads.run(((p.item.spec, p.item.path, p.prev), _to_read(p)) for p in plans)
 
             def paired() -> Iterator[tuple[Plan, Outcome | None]]:
                 for n, plan in enumerate(plans):

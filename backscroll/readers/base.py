@@ -395,13 +395,9 @@ def _glued(line: Line) -> list[tuple[Line, Any]] | None:
 
 
 def _parse_lines(tail: Tail, lines: Iterator[Line]) -> Iterator[tuple[Line, Any]]:
-    fast = _fast_loads  # (called once per line: no wrapper on the common path)
     for line in lines:
         try:
-            try:
-                obj = fast(line.raw)
-            except ValueError:
-                obj = json.loads(line.raw)  # see loads()
+            obj = loads(line.raw)
         except (ValueError, RecursionError) as exc:
             if line is tail.unterminated:
                 return  # still being written after all: left for next time
@@ -415,8 +411,7 @@ def _parse_lines(tail: Tail, lines: Iterator[Line]) -> Iterator[tuple[Line, Any]
             tail.take(line)
             yield from parts
             continue
-        if line is tail.unterminated:
-            tail.take(line)
+        tail.take(line)
         yield line, obj
 
 
