@@ -304,14 +304,18 @@ def test_idle_connections_over_the_maximum_are_closed_oldest_first_to_make_room(
 
 
 def busy_connections(d: DaemonProcess, n: int) -> list[socket.socket]:
-    """``n`` connections each in the middle of sending a request (none idle)."""
+    """``n`` connections each in the middle of sending a request (none idle).
+
+    A request and the start of the next go in one write: the reply proves the
+    daemon has read both, so no connection is ever idle in between (sent after
+    the reply, the half request could still be unread when the next client
+    connects, and that connection was evicted as idle)."""
     socks: list[socket.socket] = []
     for rid in range(n):
         s = blocking_connect(d.socket_path)
         socks.append(s)
-        s.sendall(_req("status", {}, rid=rid))  # a round trip: the daemon has it
+        s.sendall(_req("status", {}, rid=rid) + b'{"jsonrpc": "2.0", "id": 1, "method": "sta')
         assert read_reply(s) is not None
-        s.sendall(b'{"jsonrpc": "2.0", "id": 1, "method": "sta')
     return socks
 
 
