@@ -13,8 +13,13 @@ Run from the repository root::
 pay interpreter start-up: ``backscroll index --json`` with redaction on (the
 default), off (``redaction.enabled: false``) and on but read in-process
 (``BACKSCROLL_INDEX_WORKERS=1``); with ``--baseline REF`` also the code of git
-ref ``REF`` (``git archive`` into the work directory, run with ``PYTHONPATH``),
-so a before/after ratio comes from the same run; and the floor, a minimal
+ref ``REF`` (``git archive`` into the work directory), so a before/after ratio
+comes from the same run. Every backscroll arm starts the same way, as
+``python -m backscroll`` with ``PYTHONPATH`` naming its tree (this checkout, or
+the baseline's) and a working directory outside both: the same launcher and the
+same import path for before and after. (The development venv's console script
+goes through the editable install's import hook, which a user's ``pip install
+.`` does not have and the baseline arm never had.) And the floor, a minimal
 single-threaded loader in this file (``--floor``) that shares none of
 backscroll's schema: every JSONL line through ``json.loads``, prose picked
 roughly as the readers do (Gemini's records keyed by message id, the last one
@@ -49,6 +54,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import corpus
+
+ROOT = Path(__file__).resolve().parents[1]
 
 REDACTION_TARGET = 1.15
 SPEEDUP_TARGET = 2.5
@@ -243,16 +250,14 @@ def cold_index(root: Path, work: Path, repeat: int, mb: float, baseline: str | N
                 turns[arm] = int(out.strip())
             else:
                 env = clean_env(root, data, off_cfg if arm == "off" else on_cfg)
-                cmd = [backscroll_exe(), "index", "--json"]
-                cwd = None
                 if arm == "serial":
                     env["BACKSCROLL_INDEX_WORKERS"] = "1"
-                if arm == "base":
-                    assert base_tree is not None
-                    env["PYTHONPATH"] = str(base_tree)
-                    cmd = [sys.executable, "-m", "backscroll", "index", "--json"]
-                    cwd = work  # not the checkout: its package would shadow PYTHONPATH's
-                wall, cpu, rss, out = timed_child(cmd, env, cwd)
+                tree = base_tree if arm == "base" else ROOT
+                assert tree is not None
+                env["PYTHONPATH"] = str(tree)
+                cmd = [sys.executable, "-m", "backscroll", "index", "--json"]
+                # (Not in the checkout: its package would shadow PYTHONPATH's.)
+                wall, cpu, rss, out = timed_child(cmd, env, work)
                 turns[arm] = int(json.loads(out)["turns_added"])
             arms[arm].append((wall, cpu, rss))
             print(
