@@ -18,7 +18,6 @@ from backscroll.indexing import indexer as indexer_mod
 from backscroll.indexing import parallel
 from backscroll.indexing.indexer import build_hosts
 from backscroll.store import fts, open_writer, schema
-from backscroll.store.writer import IndexWriter
 from tests.conftest import DaemonFactory
 from tests.daemon.harness import dump_turns, fresh_index, populate
 from tests.test_reliability import Crash, config_for, crash_at, index_into
@@ -84,61 +83,6 @@ def test_a_parallel_bulk_index_killed_at_any_commit_point_recovers_exactly(
         assert set(dump_turns(data / "index.db")) <= set(expected), k
         index_into(data)
         assert dump_turns(data / "index.db") == expected, f"crash at commit point {k}"
-
-
-def _record_pauses(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
-    pauses: list[bool] = []
-    real = IndexWriter.bulk_pause
-
-    def pause(self: IndexWriter) -> bool:
-        did = real(self)
-        pauses.append(did)
-        return did
-
-    monkeypatch.setattr(IndexWriter, "bulk_pause", pause)
-    return pauses
-
-
-def test_the_writer_spends_its_waits_on_the_loads_closing_work_and_ends_the_same(
-    tmp_path: Path, corpus: list[Path], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    _in_process(monkeypatch)
-    index_into(tmp_path / "serial")
-    expected = dump_turns(tmp_path / "serial" / "index.db")
-    _parallel_bulk(monkeypatch)
-    monkeypatch.setattr(indexer_mod, "END_STRETCH_PART", 1)  # the whole pass is its end
-    pauses = _record_pauses(monkeypatch)
-    index_into(tmp_path / "parallel")
-    # Waiting for the first files, it built the secondary indexes.
-    assert pauses[:1] == [True]
-    assert dump_turns(tmp_path / "parallel" / "index.db") == expected
-    w = open_writer(tmp_path / "parallel" / "index.db")
-    assert schema.missing_indexes(w.conn) == []
-    assert fts.searchable(w.conn)
-    w.conn.execute("INSERT INTO turns_fts(turns_fts, rank) VALUES ('integrity-check', 1)")
-    w.close()
-
-
-def test_what_the_writer_raises_while_it_waits_is_raised_not_taken_for_a_broken_pool(
-    tmp_path: Path, corpus: list[Path], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    _parallel_bulk(monkeypatch)
-    monkeypatch.setattr(indexer_mod, "END_STRETCH_PART", 1)
-
-    def disk_full(self: IndexWriter) -> bool:
-        raise sqlite3.OperationalError("database or disk is full")
-
-    monkeypatch.setattr(IndexWriter, "bulk_pause", disk_full)
-    with pytest.raises(sqlite3.OperationalError, match="disk is full"):
-        index_into(tmp_path / "full")
-    # Nothing half-written: the next pass indexes everything.
-    monkeypatch.undo()
-    _in_process(monkeypatch)
-    index_into(tmp_path / "serial")
-    index_into(tmp_path / "full")
-    assert dump_turns(tmp_path / "full" / "index.db") == dump_turns(
-        tmp_path / "serial" / "index.db"
-    )
 
 
 def test_a_workers_malformed_lines_and_unknown_versions_are_reported_as_in_process(

@@ -44,13 +44,6 @@ PARALLEL_BATCH_BYTES = 16 * 1024 * 1024
 PARALLEL_MIN_BYTES = 16 * 1024 * 1024
 #: A pass over at least this many changed files of an empty index is a bulk load.
 BULK_MIN_FILES = 32
-#: The end stretch of a pass read in workers: its last END_STRETCH_BYTES, or
-#: 1/END_STRETCH_PART of it if less. There the writer spends its waits for the
-#: workers writing what it holds and doing a bulk load's closing work (the
-#: secondary indexes, the full-text index's catch-up), which would otherwise
-#: run on one core after the last file is read.
-END_STRETCH_BYTES = 3 * PARALLEL_BATCH_BYTES
-END_STRETCH_PART = 4
 
 
 def _log(level: int, msg: str, **fields: object) -> None:
@@ -339,41 +332,16 @@ class Indexer:
         if bulk:
             self.writer.begin_bulk()
         retry: list[Plan] = []
-        batch: list[tuple[Plan, Outcome | None]] = []
-        batch_bytes = 0
-        stretch = min(END_STRETCH_BYTES, total_bytes // END_STRETCH_PART)
-        #: What the writer raised while it waited: raised again by the loop below
-        #: (not by the reads, which would take it for a broken pool).
-        failed: list[BaseException] = []
-
-        def idle() -> bool:
-            """The workers have not read the next file yet. Near the end of the
-            pass, write what is read and do the bulk load's closing work now,
-            rather than on one core once the last file is read. Returns whether
-            it did something (it is called again while the wait lasts)."""
-            nonlocal batch, batch_bytes, retry
-            if failed or total_bytes - done_bytes > stretch:
-                return False
-            try:
-                if batch:
-                    retry += self._run_batch(batch, summary)
-                    batch, batch_bytes = [], 0
-                    return True
-                return bulk and self.writer.bulk_pause()
-            except BaseException as exc:
-                failed.append(exc)
-                return False
-
         try:
             # Read in workers, a transaction is smaller: the writer writes one
             # batch while the workers read the next (up to WINDOW chunks ahead).
             batch_limit = BATCH_BYTES
             if self._workers(plans, total_bytes) >= 2:
                 batch_limit = PARALLEL_BATCH_BYTES
-            with self._reads(plans, total_bytes, pool, idle) as reads:
+            with self._reads(plans, total_bytes, pool) as reads:
+                batch: list[tuple[Plan, Outcome | None]] = []
+                batch_bytes = 0
                 for n, (plan, outcome) in enumerate(reads, 1):
-                    if failed:
-                        raise failed[0]
                     if self.should_stop is not None and self.should_stop():
                         break
                     batch.append((plan, outcome))
@@ -384,8 +352,6 @@ class Indexer:
                         batch, batch_bytes = [], 0
                     if progress:
                         progress(n, len(plans), min(done_bytes, total_bytes), total_bytes)
-                if failed:
-                    raise failed[0]
         finally:
             if bulk:
                 self.writer.end_bulk()
@@ -423,16 +389,11 @@ class Indexer:
 
     @contextmanager
     def _reads(
-        self,
-        plans: list[Plan],
-        total_bytes: int,
-        pool: parallel.ParallelReads | None = None,
-        idle: Callable[[], bool] | None = None,
+        self, plans: list[Plan], total_bytes: int, pool: parallel.ParallelReads | None = None
     ) -> Iterator[Iterator[tuple[Plan, Outcome | None]]]:
         """The plans in order, each with its worker's read (None: read in-process);
         ``pool``, started early, is used if the pass is big enough (its starter
-        closes it). ``idle`` is called while the next read is not ready, again
-        as long as it returns True."""
+        closes it)."""
         workers = self._workers(plans, total_bytes)
         if workers < 2:
             yield ((plan, None) for plan in plans)
@@ -451,8 +412,7 @@ class Indexer:
             else parallel.ParallelReads(workers, self.config, self.redactor is not None)
         )
         with opened as reads:
-            tasks = (((p.item.spec, p.item.path, p.prev), _to_read(p)) for p in plans)
-            outcomes = reads.run(tasks, idle)
+            outcomes = reads.run(((p.item.spec, p.item.path, p.prev), _to_read(p)) for p in plans)
 
             def paired() -> Iterator[tuple[Plan, Outcome | None]]:
                 for n, plan in enumerate(plans):

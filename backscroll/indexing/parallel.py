@@ -22,7 +22,7 @@ import os
 import pickle
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -166,13 +166,10 @@ class ParallelReads:
     def close(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)
 
-    def run(
-        self, tasks: Iterable[tuple[Task, int]], idle: Callable[[], bool] | None = None
-    ) -> Iterator[Outcome]:
+    def run(self, tasks: Iterable[tuple[Task, int]]) -> Iterator[Outcome]:
         """Each task's outcome, in the tasks' order (each given with its size in
-        bytes); at most WINDOW chunks are in flight. While the next chunk is not
-        read yet, ``idle`` is called, again as long as it returns True. Raises
-        what a broken pool raises (the caller reads the rest itself)."""
+        bytes); at most WINDOW chunks are in flight. Raises what a broken pool
+        raises (the caller reads the rest itself)."""
         pending: deque[Future[list[Outcome]]] = deque()
         chunks = _chunks(tasks)
         for chunk in chunks:
@@ -184,8 +181,6 @@ class ParallelReads:
             nxt = next(chunks, None)
             if nxt is not None:
                 pending.append(self.pool.submit(read_files, nxt))
-            while idle is not None and not fut.done() and idle():
-                pass
             yield from fut.result()
 
 

@@ -61,9 +61,6 @@ TRIGGERS: tuple[tuple[str, str], ...] = (
 #: CATCH_UP_MAX (:func:`bulk_step`), and at its end whatever is left.
 CATCH_UP_MIN = 4096
 CATCH_UP_MAX = 16384
-#: Near its end a bulk load also catches up while it waits for its reads, once
-#: this many rows wait (:meth:`IndexWriter.bulk_pause`).
-PAUSE_MIN_ROWS = 512
 #: FTS5's in-memory limit for pending terms while a bulk load runs, and
 #: SQLite's default, put back at its end.
 BULK_HASHSIZE = 16 * 1024 * 1024

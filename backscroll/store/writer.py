@@ -496,18 +496,6 @@ class IndexWriter:
             fts.defer(self.conn)
         self.bulk = True
 
-    def bulk_pause(self) -> bool:
-        """A bulk load waits for its reads near its end: build the secondary
-        indexes if they are still missing (the turns written after them update
-        them as usual), else catch the full-text index up if
-        ``fts.PAUSE_MIN_ROWS`` turns or more wait. Returns whether it did either."""
-        if not self.bulk:
-            return False
-        with self.transaction():
-            if schema.restore_secondary_indexes(self.conn):
-                return True
-            return fts.catch_up(self.conn, lambda _upto: fts.PAUSE_MIN_ROWS) > 0
-
     def end_bulk(self) -> None:
         """Build the secondary indexes once and catch the full-text index up.
 

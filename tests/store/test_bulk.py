@@ -159,37 +159,6 @@ def test_a_bulk_load_feeds_the_full_text_index_in_steps_exactly_as_row_by_row(
     bulk.close()
 
 
-def test_a_pause_in_a_bulk_load_builds_the_indexes_then_catches_the_full_text_index_up(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    plain = _load(tmp_path / "plain.db")
-    assert not plain.bulk_pause()  # not bulk loading: nothing to do
-    monkeypatch.setattr(fts, "bulk_step", lambda upto: 10**9)  # no catch-up at commits
-    monkeypatch.setattr(fts, "PAUSE_MIN_ROWS", 10)
-    bulk = _load(tmp_path / "bulk.db", bulk=True)
-    assert schema.missing_indexes(bulk.conn) != []
-    assert bulk.bulk_pause()  # first the secondary indexes
-    assert schema.missing_indexes(bulk.conn) == []
-    assert _matches(bulk, "bravo") == []
-    assert bulk.bulk_pause()  # then the turns waiting for the full-text index
-    assert len(_matches(bulk, "bravo")) == 20
-    assert not fts.searchable(bulk.conn)  # still a bulk load: queries use LIKE
-    assert not bulk.bulk_pause()  # nothing left worth a pause
-    # Writes after a pause update the built indexes; the end adds their text.
-    late = [_turn(i, f"echo late {i}", session="s3") for i in range(3)]
-    for w in (plain, bulk):
-        w.apply(_update(w, late, path="/t/e.jsonl", fresh=True))
-    bulk.end_bulk()
-    assert fts.searchable(bulk.conn)
-    assert _contents(bulk) == _contents(plain)
-    words = (*_WORDS, "echo")
-    assert _everything_matched(bulk, words) == _everything_matched(plain, words)
-    _fts_is_consistent(bulk)
-    assert bulk.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    plain.close()
-    bulk.close()
-
-
 def test_bulk_load_steps_grow_with_the_index_between_a_floor_and_a_cap() -> None:
     assert fts.bulk_step(0) == fts.CATCH_UP_MIN
     assert fts.bulk_step(8 * fts.CATCH_UP_MIN) == 2 * fts.CATCH_UP_MIN
