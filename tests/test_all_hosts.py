@@ -302,7 +302,7 @@ def test_every_hosts_hits_name_their_session_and_turn_and_open_there(
         return capsys.readouterr().out
 
     sessions = json.loads(run("sessions", "--json", "--limit", "1000"))["sessions"]
-    first = {}
+    first: dict[str, str] = {}
     for s in sessions:
         first.setdefault(s["host"], s["session_id"])
     assert set(first) == set(HOST_NAMES)

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from backscroll import hook, recall
+from backscroll.rarity import Rarity, related
 from tests.daemon.harness import (
     claude_user_line,
     daemon_env,
@@ -252,31 +253,31 @@ def test_keywords_are_the_prompts_candidate_words() -> None:
     ]  # fmt: skip
 
 
-def rarity(sessions: int, **counts: int) -> hook.Rarity:
-    return hook.Rarity(sessions, counts)
+def rarity(sessions: int, **counts: int) -> Rarity:
+    return Rarity(sessions, counts)
 
 
 def test_one_rare_shared_word_recalls_and_one_common_word_never_does() -> None:
     r = rarity(1000, paxakope943=1, decide=400, database=150)
-    assert hook.related({"paxakope943"}, ["decide", "paxakope943"], r)
-    assert not hook.related({"decide"}, ["decide", "paxakope943"], r)
-    assert not hook.related({"database", "decide"}, ["database", "decide"], r)
+    assert related({"paxakope943"}, ["decide", "paxakope943"], r)
+    assert not related({"decide"}, ["decide", "paxakope943"], r)
+    assert not related({"database", "decide"}, ["database", "decide"], r)
     # In an index of a few sessions only a word of a single one is rare.
     small = rarity(6, once=1, twice=2)
-    assert hook.related({"once"}, ["once"], small)
-    assert not hook.related({"twice"}, ["twice"], small)
+    assert related({"once"}, ["once"], small)
+    assert not related({"twice"}, ["twice"], small)
 
 
 def test_distinctive_words_recall_together_only_when_unlikely_by_chance() -> None:
     r = rarity(1000, tokenizer=12, rollback=9, vacuum=40, journal=45, pragma=30, trigger=35)
-    assert hook.related({"tokenizer", "rollback"}, ["tokenizer", "rollback"], r)
-    assert not hook.related({"tokenizer"}, ["tokenizer", "rollback"], r)
+    assert related({"tokenizer", "rollback"}, ["tokenizer", "rollback"], r)
+    assert not related({"tokenizer"}, ["tokenizer", "rollback"], r)
     # Words in 4 % of sessions each: a pair of them meets by chance.
-    assert not hook.related({"vacuum", "journal"}, ["vacuum", "journal"], r)
+    assert not related({"vacuum", "journal"}, ["vacuum", "journal"], r)
     # A long prompt offers more pairs to meet by chance than a short one.
     long_prompt = ["tokenizer", "rollback", "vacuum", "journal", "pragma", "trigger"]
-    assert not hook.related({"vacuum", "pragma"}, long_prompt, r)
-    assert hook.related({"vacuum", "pragma", "trigger", "journal"}, long_prompt, r)
+    assert not related({"vacuum", "pragma"}, long_prompt, r)
+    assert related({"vacuum", "pragma", "trigger", "journal"}, long_prompt, r)
 
 
 def test_matched_words_map_back_to_their_stemmed_or_compound_terms() -> None:

@@ -1,5 +1,6 @@
 """The house rules the suite enforces: ruff (lint and format) and strict mypy over the
-package, so a misspelt worker job kind or an untyped reply fails CI, not only review."""
+package and its tests, so a misspelt worker job kind, an untyped reply or a test calling
+what a module no longer exports fails CI, not only review."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ def test_ruff_finds_nothing_to_fix_or_reformat() -> None:
     assert fmt.returncode == 0, fmt.stdout + fmt.stderr
 
 
-def test_strict_mypy_passes_on_the_package(tmp_path: Path) -> None:
+def test_strict_mypy_passes_on_the_package_and_its_tests(tmp_path: Path) -> None:
     done = _run("mypy", "--cache-dir", str(tmp_path / "mypy"))
     assert done.returncode == 0, done.stdout + done.stderr
 

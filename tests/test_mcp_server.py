@@ -409,7 +409,7 @@ def test_every_structured_result_satisfies_its_tools_output_schema(anon: McpProc
     import jsonschema
 
     schemas = {t["name"]: t["outputSchema"] for t in anon.request("tools/list")["result"]["tools"]}
-    calls = [
+    calls: list[tuple[str, dict[str, Any]]] = [
         ("search_history", {"query": "phoenix", "context": 1}),
         ("search_history", {"query": "zebracrossing"}),
         ("list_sessions", {}),

@@ -139,9 +139,9 @@ def test_forget_deletes_the_half_built_index_a_killed_rebuild_left(
             seen.extend([path] if path.stem == "{session_uuid(500)}" else [])
         cli.rebuild(config.load(), fault=die)
     """)
-    done = subprocess.run([sys.executable, "-c", killed], env=daemon_env(tmp_path),
-                          capture_output=True, check=False)  # fmt: skip
-    assert done.returncode == 9
+    killed_run = subprocess.run([sys.executable, "-c", killed], env=daemon_env(tmp_path),
+                                capture_output=True, check=False)  # fmt: skip
+    assert killed_run.returncode == 9
     built = tmp_path / "data" / "index.db.rebuild"
     assert built.exists()
     assert any(WORD.encode() in d for n, d in data_bytes(tmp_path / "data").items()

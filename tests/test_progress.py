@@ -50,7 +50,7 @@ def test_status_text_shows_files_bytes_and_eta_of_the_scan() -> None:
     }
     assert "indexing: 120/259 files, 80.1/200.1 MB, ETA 3 s" in render.status(result)
     assert "unranked" not in render.status(result)  # (not a bulk load)
-    result["daemon"]["bulk_load"] = True  # type: ignore[index]
+    result["daemon"]["bulk_load"] = True  # type: ignore[index, unused-ignore]
     assert "searches are unranked (word match) until this first index finishes" in (
         render.status(result)
     )

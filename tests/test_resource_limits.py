@@ -138,7 +138,7 @@ def cline_task(home: Path, task_id: str) -> Path:
 def padded_gemini_session(path: Path, session_id: str, pads: int) -> dict[str, Any]:
     """The real Gemini sample under ``session_id`` with ``pads`` ~8 KB user messages
     appended (each naming its number), written to ``path``; returns the document."""
-    doc = json.loads(GEMINI_DOC.read_text(encoding="utf-8"))
+    doc: dict[str, Any] = json.loads(GEMINI_DOC.read_text(encoding="utf-8"))
     doc["sessionId"] = session_id
     pad = {"timestamp": "2025-12-02T10:00:00Z", "type": "user", "content": "padding " * 1000}
     doc["messages"] += [

@@ -10,8 +10,8 @@ import os
 from pathlib import Path
 
 from backscroll.model import ReaderOptions
-from backscroll.readers.base import HostEnv
-from backscroll.readers.cursor_agent import MTIME_NOTE, CursorAgentReader
+from backscroll.readers.base import MTIME_NOTE, HostEnv
+from backscroll.readers.cursor_agent import CursorAgentReader
 from tests.readers.util import MemoryIndex, copy_fixture, fixture, read_fresh
 
 SAMPLE = "cursor-agent-transcript.jsonl"

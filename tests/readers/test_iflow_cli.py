@@ -64,7 +64,7 @@ def test_reading_at_every_cut_equals_a_fresh_read(tmp_path: Path) -> None:
 
 
 def _snapshot(uuid: str, ts: str, *texts: str) -> dict[str, object]:
-    blocks = [{"type": "text", "text": t} for t in texts]
+    blocks: list[dict[str, object]] = [{"type": "text", "text": t} for t in texts]
     blocks.append({"type": "tool_use", "id": f"call_{uuid}", "name": "read_file", "input": {}})
     return {"uuid": uuid, "parentUuid": "p0", "sessionId": SID, "timestamp": ts,
             "type": "assistant", "isSidechain": False,

@@ -180,7 +180,8 @@ def test_session_id_is_the_file_name_the_resume_command_needs(isolated_home: Pat
     path.write_bytes(fixture(HOST, JSONL).read_bytes())  # records name another session
     index = read_fresh(reader, path)
     assert set(index.sessions) == {path.stem}
-    assert index.sessions[path.stem].resume_command.endswith(f"qwen --resume {path.stem}")
+    resume = index.sessions[path.stem].resume_command
+    assert resume is not None and resume.endswith(f"qwen --resume {path.stem}")
 
 
 def test_project_is_the_first_records_cwd(isolated_home: Path) -> None:

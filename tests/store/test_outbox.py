@@ -4,6 +4,7 @@ they are now; an ack drops only what was sent."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,9 +15,9 @@ from tests.store.test_writer import _turn, _update
 
 
 @pytest.fixture
-def writer(tmp_path: Path) -> IndexWriter:
+def writer(tmp_path: Path) -> Iterator[IndexWriter]:
     w = open_writer(tmp_path / "index.db")
-    yield w  # type: ignore[misc]
+    yield w
     w.close()
 
 

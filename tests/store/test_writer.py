@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -40,7 +41,7 @@ def _update(
 
 
 @pytest.fixture
-def writer(tmp_path: Path) -> IndexWriter:
+def writer(tmp_path: Path) -> Iterator[IndexWriter]:
     w = open_writer(tmp_path / "data" / "index.db")
     yield w
     w.close()

@@ -51,7 +51,7 @@ class TeamDb:
 
         cols = ", ".join(columns) or "machine_id, owner, host, session_id, turn_key"
         with psycopg.connect(self.server.admin_dsn(self.name)) as conn:
-            return sorted(conn.execute(f"SELECT {cols} FROM backscroll.turns").fetchall())  # type: ignore[arg-type]
+            return sorted(conn.execute(f"SELECT {cols} FROM backscroll.turns").fetchall())  # type: ignore[arg-type, unused-ignore]
 
 
 @pytest.fixture

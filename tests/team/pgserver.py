@@ -127,7 +127,7 @@ class PgServer:
         import psycopg
 
         with psycopg.connect(self.admin_dsn(dbname), autocommit=True) as conn:
-            conn.execute(sql)  # type: ignore[arg-type]
+            conn.execute(sql)  # type: ignore[arg-type, unused-ignore]
 
     def create_team_db(self, name: str, members: list[str]) -> None:
         """A database with the team schema (as ``team init`` prints it) and

@@ -90,8 +90,8 @@ def test_team_init_prints_sql_that_installs_the_schema_and_check_reads_it_back(
     printed = run_cli(tmp_path, "team", "init", "--member", "carol")
     assert printed.returncode == 0
     with psycopg.connect(server.admin_dsn("fresh_team"), autocommit=True) as conn:
-        conn.execute(printed.stdout)  # type: ignore[arg-type]
-        conn.execute(printed.stdout)  # type: ignore[arg-type]  # a second run changes nothing
+        conn.execute(printed.stdout)  # type: ignore[arg-type, unused-ignore]
+        conn.execute(printed.stdout)  # type: ignore[arg-type, unused-ignore]  # a second run changes nothing
     after = run_cli(tmp_path, "team", "init", "--check", env=env)
     assert after.returncode == 0, after.stderr
     assert f"schema version {SCHEMA_VERSION} (current), connected as carol" in after.stdout
