@@ -179,9 +179,14 @@ def unique_word(rng: random.Random) -> str:
 
 
 def append_prompt(path: Path, word: str, ts: float, rng: random.Random) -> None:
+    """A prompt naming ``word``, appended in the format of ``path``'s host."""
     text = f"please look at {word} again before the release"
     if path.name.startswith("rollout-"):
         line = corpus.codex_user_lines(text, ts)
+    elif path.name.startswith("session-"):
+        line = corpus.gemini_user_line(text, ts, rng)
+    elif path.name == "events.jsonl":
+        line = corpus.copilot_user_line(text, ts, rng)
     else:
         line = corpus.claude_user_line(path.stem, "/home/user/projects/app", text, ts, rng)
     with open(path, "a", encoding="utf-8") as fh:

@@ -682,6 +682,12 @@ class _Gemini(_Session):
         self.record({"$set": {"lastUpdated": iso(self.ts)}})
 
 
+def gemini_user_line(text: str, ts: float, rng: random.Random) -> str:
+    """One Gemini CLI prompt record of a JSONL recording (with its newline)."""
+    record = {"id": _uuid(rng), "timestamp": iso(ts), "type": "user", "content": [{"text": text}]}
+    return _compact(record)
+
+
 def write_gemini_session(
     home: Path, target_bytes: int, text: Text, ts: float, sid: str, cwd: str
 ) -> tuple[Path, _Gemini]:
@@ -827,6 +833,14 @@ class _Copilot(_Session):
             f"user_named: false\nsummary_count: 0\ncreated_at: {created}\n"
             f"updated_at: {iso(self.ts)}\n"
         )
+
+
+def copilot_user_line(text: str, ts: float, rng: random.Random) -> str:
+    """One Copilot CLI ``user.message`` event (with its newline)."""
+    data = {"content": text, "transformedContent": text, "attachments": [], "delivery": "idle"}
+    data["interactionId"] = _uuid(rng)
+    event = {"type": "user.message", "data": data, "id": _uuid(rng), "timestamp": iso(ts)}
+    return _compact(event | {"parentId": None})
 
 
 def write_copilot_session(

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import random
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -31,6 +32,7 @@ def _load(name: str) -> ModuleType:
 
 bench_index = _load("bench_index")
 corpus = bench_index.corpus
+bench_daemon = _load("bench_daemon")
 
 #: Seed of a 2 MB corpus that holds all four hosts (same seed, same bytes).
 ALL_HOSTS_SEED = 112
@@ -62,6 +64,31 @@ def test_every_host_of_the_corpus_is_indexed_with_the_turns_it_wrote(
         assert (host, found["sessions"], found["turns"]) == (host, wrote["files"], wrote["turns"])
     floor_turns = bench_index.floor_load(isolated_home, tmp_path / "floor.db")
     assert floor_turns == stats.prose_turns
+
+
+def test_the_daemon_bench_appends_a_prompt_each_host_reads_as_a_new_turn(
+    isolated_home: Path,
+) -> None:
+    """bench_daemon's freshness test picks a transcript of any host: the prompt it
+    appends must be one that host's reader finds (a Claude Code line appended to a
+    Gemini CLI or Copilot CLI file was never found, and counted as a miss)."""
+    corpus.generate(isolated_home, 2, ALL_HOSTS_SEED)
+    cfg = config_mod.load()
+    direct.index(cfg)
+    rng = random.Random(7)
+    firsts: dict[str, Path] = {}
+    for path in corpus.transcripts(isolated_home):
+        firsts.setdefault(path.relative_to(isolated_home).parts[0], path)
+    assert sorted(firsts) == [".claude", ".codex", ".copilot", ".gemini"]
+    words = {}
+    for n, (host_dir, path) in enumerate(sorted(firsts.items())):
+        words[host_dir] = bench_daemon.unique_word(rng)
+        bench_daemon.append_prompt(path, words[host_dir], corpus.BASE_TS + 10_000_000 + n, rng)
+    summary, _ = direct.index(cfg)
+    assert summary.problems == 0 and summary.turns_added == len(firsts)
+    for host_dir, word in words.items():
+        found = direct.query(cfg, "search", {"query": word})["hits"]
+        assert [h["role"] for h in found] == ["user"], host_dir
 
 
 def test_the_two_host_corpus_keeps_the_bytes_of_the_older_generator(tmp_path: Path) -> None:
