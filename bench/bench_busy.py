@@ -74,9 +74,7 @@ def edges(busy: list[float], cores: int, interval: float) -> tuple[float, float,
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--corpus", type=Path, required=True, help="generate into / reuse")
-    ap.add_argument("--size-mb", type=int, default=240)
-    ap.add_argument("--seed", type=int, default=1)
+    corpus.add_corpus_options(ap)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--interval", type=float, default=0.02)
     args = ap.parse_args(argv)

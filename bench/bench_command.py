@@ -100,9 +100,7 @@ def run(home: Path, threshold: tuple[int, int, int]) -> dict[str, list[float]]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--corpus", type=Path, required=True, help="generate into / reuse")
-    ap.add_argument("--size-mb", type=int, default=240)
-    ap.add_argument("--seed", type=int, default=1)
+    corpus.add_corpus_options(ap)
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args(argv)
     stats = corpus.generate(args.corpus, args.size_mb, args.seed)

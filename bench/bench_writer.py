@@ -46,9 +46,7 @@ def _env(home: Path, data: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--corpus", type=Path, required=True, help="generate into / reuse")
-    ap.add_argument("--size-mb", type=int, default=240)
-    ap.add_argument("--seed", type=int, default=1)
+    corpus.add_corpus_options(ap)
     ap.add_argument(
         "--catch-up-rows",
         type=int,

@@ -996,6 +996,14 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def add_corpus_options(ap: argparse.ArgumentParser, size_mb: int = 240) -> None:
+    """``--corpus DIR`` (required), ``--size-mb`` and ``--seed``: the corpus a bench
+    generates into, or reuses when DIR already holds it."""
+    ap.add_argument("--corpus", type=Path, required=True, help="generate into / reuse")
+    ap.add_argument("--size-mb", type=int, default=size_mb)
+    ap.add_argument("--seed", type=int, default=1)
+
+
 def add_hosts_option(ap: argparse.ArgumentParser) -> None:
     """``--hosts a,b``: which hosts the corpus holds (the benches share this option)."""
 
