@@ -19,7 +19,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.events import (
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
+    FileClosedEvent,
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileSystemEvent,
+    FileSystemEventHandler,
+)
 from watchdog.observers import Observer
 from watchdog.observers.polling import PollingObserver
 
@@ -41,6 +52,32 @@ class RootWatch:
     mode: str  # "inotify" (or the platform's native API), "polling", "waiting", "error"
     watching: Path | None = None
     recursive: bool = True
+
+
+#: The events a change to a transcript makes. Opening and reading a file are not
+#: asked for, so the kernel does not queue them: by default watchdog watches
+#: those too, and every file the daemon itself read (two or three opens per
+#: indexed file) came back as events for its Python threads to parse and drop,
+#: taking the interpreter lock from the writer during a first index.
+CHANGES: list[type[FileSystemEvent]] = [
+    FileCreatedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileDeletedEvent,
+    FileClosedEvent,
+    DirCreatedEvent,
+    DirMovedEvent,
+    DirDeletedEvent,
+]
+#: A root that does not exist yet is waited for on an ancestor, often the home
+#: directory: only what is created or moved into it matters there, not every
+#: write to a shell's history file beside it.
+APPEARING: list[type[FileSystemEvent]] = [
+    DirCreatedEvent,
+    DirMovedEvent,
+    FileCreatedEvent,
+    FileMovedEvent,
+]
 
 
 class _Handler(FileSystemEventHandler):
@@ -127,10 +164,11 @@ class Watcher:
         self._unwatch(root.path)
         use_polling = self.force_polling or root.mode == "polling"
         try:
-            if use_polling:
-                watch = self._poller().schedule(self._handler, str(target), recursive=recursive)
-            else:
-                watch = self.native.schedule(self._handler, str(target), recursive=recursive)
+            observer = self._poller() if use_polling else self.native
+            events = APPEARING if waiting else CHANGES
+            watch = observer.schedule(
+                self._handler, str(target), recursive=recursive, event_filter=events
+            )
         except OSError as exc:
             if exc.errno in (errno.ENOSPC, errno.EMFILE) and not use_polling:
                 log.warning(

@@ -6,6 +6,8 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from watchdog.events import FileSystemEvent
+
 from backscroll.daemon.watcher import Watcher
 
 
@@ -59,5 +61,76 @@ def test_a_root_whose_native_watch_died_falls_back_to_polling(tmp_path: Path) ->
         transcript = root / "b.jsonl"
         transcript.write_text("{}\n")
         assert sink.wait_for(transcript), "the polling watch did not see the new file"
+    finally:
+        watcher.stop()
+
+
+def _raw_events(watcher: Watcher) -> list[tuple[str, str]]:
+    """(type, path) of every event watchdog hands the watcher, before its own
+    filtering, recorded from now on."""
+    seen: list[tuple[str, str]] = []
+    handler = watcher._handler
+    forward = handler.on_any_event
+
+    def record(event: FileSystemEvent) -> None:
+        seen.append((event.event_type, str(event.src_path)))
+        forward(event)
+
+    handler.on_any_event = record  # type: ignore[method-assign]
+    return seen
+
+
+def test_reading_a_watched_transcript_queues_no_event(tmp_path: Path) -> None:
+    # Indexing opens each file two or three times; those opens must not come
+    # back to the daemon as events to parse and drop.
+    root = tmp_path / "projects"
+    root.mkdir()
+    transcript = root / "a.jsonl"
+    transcript.write_text('{"type": "user"}\n')
+    sink = Sink()
+    watcher = Watcher(sink)
+    raw = _raw_events(watcher)
+    watcher.start()
+    try:
+        watcher.set_roots([("claude-code", root, True)])
+        for _ in range(20):
+            transcript.read_bytes()
+        marker = root / "b.jsonl"
+        marker.write_text("{}\n")
+        assert sink.wait_for(marker), "the new transcript was not reported"
+        # inotify reports in order: whatever the reads made has arrived by now.
+        assert [kind for kind, _ in raw if kind in ("opened", "closed_no_write")] == []
+        with transcript.open("a") as fh:
+            fh.write('{"type": "assistant"}\n')
+        assert sink.wait_for(transcript), "an append was not reported"
+    finally:
+        watcher.stop()
+
+
+def test_a_root_waited_for_on_the_home_directory_ignores_writes_beside_it(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "user"
+    home.mkdir()
+    history = home / ".zsh_history"
+    history.write_text(": 1:0;ls\n")
+    sink = Sink()
+    watcher = Watcher(sink)
+    raw = _raw_events(watcher)
+    watcher.start()
+    try:
+        root = home / ".gemini" / "tmp"
+        watcher.set_roots([("gemini-cli", root, True)])
+        assert watcher.modes()[0]["mode"] == "waiting"
+        for n in range(10):
+            with history.open("a") as fh:
+                fh.write(f": {n}:0;ls\n")
+        other = home / "projects"
+        other.mkdir()
+        assert sink.wait_for(other), "a directory made in the home directory was not reported"
+        assert [kind for kind, path in raw if path == str(history)] == []
+        root.mkdir(parents=True)
+        assert sink.wait_for(root), "the root was not reported when it appeared"
+        assert watcher.modes()[0]["mode"] == "inotify"
     finally:
         watcher.stop()
