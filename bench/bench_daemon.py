@@ -114,7 +114,13 @@ class RssSampler(threading.Thread):
 
 
 class Daemon:
-    def __init__(self, home: Path, work: Path, config: str | None) -> None:
+    """A ``backscroll daemon`` on ``home``: the console script, or with ``tree``
+    ``python -m backscroll`` with ``PYTHONPATH`` naming that tree (run from
+    ``work``, outside the checkout, whose package would shadow it)."""
+
+    def __init__(
+        self, home: Path, work: Path, config: str | None, tree: Path | None = None
+    ) -> None:
         self.sock_dir = Path(tempfile.mkdtemp(prefix="bs-"))
         self.socket_path = self.sock_dir / "backscroll.sock"
         cfg: Path | None = None
@@ -128,8 +134,13 @@ class Daemon:
         self.notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self.notify.bind(str(notify))
         self.stderr = open(work / "daemon.stderr", "wb")  # noqa: SIM115 - closed in stop()
+        cmd = [backscroll_exe(), "daemon"]
+        if tree is not None:
+            self.env["PYTHONPATH"] = str(tree)
+            cmd = [sys.executable, "-m", "backscroll", "daemon"]
         self.proc = subprocess.Popen(
-            [backscroll_exe(), "daemon"],
+            cmd,
+            cwd=work,
             env={**self.env, "NOTIFY_SOCKET": str(notify)},
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
