@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import logging
+import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -216,23 +217,30 @@ class Watcher:
     # ------------------------------------------------------------------ events
 
     def on_event(self, path: Path, kind: str, event_type: str) -> None:
+        if event_type in ("created", "moved"):
+            self._appeared(path)
+        if kind == "dir" and event_type in ("created", "moved"):
+            self.sink(path, "dir")
+        elif kind == "file":
+            self.sink(path, "file")
+
+    def _appeared(self, path: Path) -> None:
+        """Watch each root waited for that ``path``, just created or moved
+        there, is (or leads to). Only a creation or a move can make a root
+        appear, so a write to a transcript does not walk every root."""
         with self._lock:
             for root in self.roots.values():
                 if root.mode != "waiting" or root.watching is None:
                     continue
                 if path == root.watching or not _under(path, root.watching):
                     continue
-                if _under(root.path, path) or path == root.path:
+                if _under(root.path, path):
                     # The root, or a directory on the way to it, appeared.
                     self._arm(root)
                     if root.mode != "waiting":
                         log.info("root appeared", extra={"event": "root_appeared",
                                  "host": root.host, "path": str(root.path)})  # fmt: skip
                         self.sink(root.path, "root")
-        if kind == "dir" and event_type in ("created", "moved"):
-            self.sink(path, "dir")
-        elif kind == "file":
-            self.sink(path, "file")
 
     def check(self) -> list[Path]:
         """Re-arm, in polling mode, the roots whose native emitter thread died
@@ -269,8 +277,7 @@ class Watcher:
 
 
 def _under(path: Path, root: Path) -> bool:
-    try:
-        path.relative_to(root)
-        return True
-    except ValueError:
-        return False
+    """``path`` is ``root`` or inside it (lexically, as ``relative_to`` says,
+    without its cost)."""
+    p, r = str(path), str(root)
+    return p == r or p.startswith(r if r.endswith(os.sep) else r + os.sep)

@@ -44,6 +44,27 @@ def test_a_root_created_later_is_watched_and_reported(tmp_path: Path) -> None:
         watcher.stop()
 
 
+def test_a_root_moved_into_place_is_watched_and_reported(tmp_path: Path) -> None:
+    # (A restore from a backup, or a host that writes its directory elsewhere first.)
+    sink = Sink()
+    watcher = Watcher(sink)
+    watcher.start()
+    try:
+        root = tmp_path / "later" / "sessions"
+        watcher.set_roots([("codex", root, True)])
+        assert watcher.modes()[0]["mode"] == "waiting"
+        staged = tmp_path / "staging"
+        (staged / "sessions").mkdir(parents=True)
+        staged.rename(tmp_path / "later")
+        assert sink.wait_for(root), "the root moved into place was not reported"
+        assert watcher.modes()[0]["mode"] == "inotify"
+        transcript = root / "a.jsonl"
+        transcript.write_text("{}\n")
+        assert sink.wait_for(transcript)
+    finally:
+        watcher.stop()
+
+
 def test_a_root_whose_native_watch_died_falls_back_to_polling(tmp_path: Path) -> None:
     sink = Sink()
     watcher = Watcher(sink)
