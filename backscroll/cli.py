@@ -101,9 +101,11 @@ def cmd_index(args: argparse.Namespace) -> int:
         f"indexed {summary.files_changed} changed of {summary.files_seen} files, "
         f"{summary.turns_added} turns added, in {summary.seconds:.2f} s"
     )
+    width = render.host_width(totals["hosts"])
     for host, e in sorted(totals["hosts"].items()):
         print(
-            f"  {host:<14} {e['files']:>6} files {e['sessions']:>6} sessions {e['turns']:>8} turns"
+            f"  {host:<{width}} {e['files']:>6} files {e['sessions']:>6} sessions "
+            f"{e['turns']:>8} turns"
         )
     if summary.problems or summary.errors:
         print(f"  {summary.problems} malformed records skipped, {summary.errors} unreadable files")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing is not imported at run time: this is the CLI's hot path
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Any
 
 
@@ -80,11 +81,18 @@ def _one_line(text: str, limit: int = 160) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+def host_width(hosts: Iterable[str]) -> int:
+    """A column wide enough for every host named in it (13 at least: most are)."""
+    return max([13, *(len(h) for h in hosts)])
+
+
 def sessions(result: dict[str, Any]) -> str:
     lines = []
-    for s in result.get("sessions", []):
+    found = result.get("sessions", [])
+    width = host_width(s["host"] for s in found)
+    for s in found:
         lines.append(
-            f"{_date(s.get('last_activity') or s.get('started'))}  {s['host']:<13} "
+            f"{_date(s.get('last_activity') or s.get('started'))}  {s['host']:<{width}} "
             f"{s['turns']:>5} turns  {s['session_id']}  {s.get('title') or '(untitled)'}"
         )
         if s.get("project"):
@@ -154,19 +162,21 @@ def status(result: dict[str, Any]) -> str:
     else:
         lines.append("daemon: not running (figures read from the index directly)")
     lines.append(f"last indexed: {result.get('last_indexed') or 'never'}")
-    lines.append(f"{'host':<14}{'files':>7}{'sessions':>10}{'turns':>9}  notes")
-    for host, e in sorted(result.get("hosts", {}).items()):
+    hosts = result.get("hosts", {})
+    roots = result.get("roots", [])
+    width = host_width([*hosts, *(r["host"] for r in roots if r["mode"] != "waiting")])
+    lines.append(f"{'host':<{width + 1}}{'files':>7}{'sessions':>10}{'turns':>9}  notes")
+    for host, e in sorted(hosts.items()):
         notes = []
         if e.get("unreadable_files"):
             notes.append(f"{e['unreadable_files']} unreadable (`backscroll explain FILE`)")
         if e.get("missing_files"):
             notes.append(f"{e['missing_files']} deleted by the host, turns kept")
-        row = f"{host:<14}{e['files']:>7}{e['sessions']:>10}{e['turns']:>9}"
+        row = f"{host:<{width + 1}}{e['files']:>7}{e['sessions']:>10}{e['turns']:>9}"
         lines.append(f"{row}  {'; '.join(notes)}".rstrip())
-    roots = result.get("roots", [])
     for root in roots:
         if root["mode"] != "waiting":
-            lines.append(f"watch {root['mode']:<8} {root['host']:<13} {root['path']}")
+            lines.append(f"watch {root['mode']:<8} {root['host']:<{width}} {root['path']}")
     waiting = sorted({r["host"] for r in roots if r["mode"] == "waiting"})
     if waiting:
         lines.append(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -208,3 +209,25 @@ def test_output_bigger_than_a_pipe_buffer_arrives_whole_before_the_fast_exit(
     assert shown.returncode == 0 and len(shown.stdout) > 65536
     turns = json.loads(shown.stdout)["turns"]
     assert [t["text"].split(":")[0] for t in turns] == [f"turn {n}" for n in range(60)]
+
+
+def test_columns_stay_aligned_beside_a_long_host_name(indexed: Path) -> None:
+    from tests.test_all_hosts import LAYOUT
+
+    for src, dst in LAYOUT["claude-desktop-cowork"]:
+        target = indexed / dst
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(FIXTURES / src, target)
+    index = _cli("index")
+    assert index.returncode == 0, index.stderr
+    rows = [line for line in index.stdout.splitlines() if line.endswith(" turns")]
+    assert {line.split()[0] for line in rows} == {"claude-code", "claude-desktop-cowork"}
+    assert len({line.index(" files ") for line in rows}) == 1, index.stdout
+    status = _cli("status").stdout.splitlines()
+    header = next(i for i, line in enumerate(status) if line.startswith("host "))
+    heading, *table = status[header : header + 3]
+    ends = [heading.index(h) + len(h) for h in ("files", "sessions", "turns")]
+    for row in table:  # each count ends under the end of its heading
+        assert [m.end() for m in re.finditer(r"\b\d+\b", row)] == ends, "\n".join(status)
+    sessions = [line for line in _cli("sessions").stdout.splitlines() if " turns " in line]
+    assert len({line.index(" turns ") for line in sessions}) == 1, "\n".join(sessions)
