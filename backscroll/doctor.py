@@ -433,10 +433,11 @@ def exit_code(findings: list[Finding]) -> int:
 
 def render(findings: list[Finding]) -> str:
     lines: list[str] = []
+    width = max([22, *(len(f.check) for f in findings)])
     for f in findings:
-        lines.append(f"{f.status:<4}  {f.check:<22} {f.detail}")
+        lines.append(f"{f.status:<4}  {f.check:<{width}} {f.detail}")
         if f.fix and f.status != "ok":
-            lines.append(f"      {'':<22} fix: {f.fix}")
+            lines.append(f"      {'':<{width}} fix: {f.fix}")
     fails = sum(f.status == "fail" for f in findings)
     warns = sum(f.status == "warn" for f in findings)
     lines.append("")

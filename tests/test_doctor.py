@@ -123,6 +123,22 @@ def test_doctor_text_output_ends_with_a_summary(capsys: pytest.CaptureFixture[st
     assert out.rstrip().splitlines()[-1].startswith("0 to fix, ")
 
 
+def test_doctor_text_output_keeps_details_in_one_column(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Host checks are named after every host, the longest of 21 characters.
+    _code, findings = doctor(capsys)
+    assert cli.main(["doctor"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    starts = {
+        line.index(f["detail"])
+        for f in findings.values()
+        for line in lines
+        if line.startswith(f"{f['status']:<4}  {f['check']} ")
+    }
+    assert len(starts) == 1, "\n".join(lines)
+
+
 def test_doctor_warns_while_a_first_index_has_not_finished_its_full_text_index(
     isolated_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
