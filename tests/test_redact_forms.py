@@ -61,6 +61,8 @@ REDACTED = [
     ("secret-phrase", f"the API token is {L}", L),
     ("secret-phrase", f"machine api.example.com login me@example.com password {W}", W),
     ("secret-phrase", f"machine db\n  login app\n  password {P}\n", P),
+    ("secret-phrase", f"login app password {W}", W),
+    ("secret-phrase", f"default\nlogin anonymous\npassword {W}", W),
 ]
 
 
@@ -116,6 +118,10 @@ KEPT = [
     "Use Bearer authentication for the internal endpoints.",
     "api_key: AutoTokenizerFactoryBuilder",
     "Reset the password hunter first, then log in.",
+    # 'login' in prose is not a .netrc entry
+    "Create a login form component with email and password fields",
+    "The login screen asks for email and password before anything else.",
+    "login page: username and password inputs, then a submit button",
 ]
 
 

@@ -298,7 +298,12 @@ _PHRASE_RE = re.compile(
     re.IGNORECASE,
 )
 _CONNECTORS = frozenset({"is", "was", "to", "would", "for", "of"})
-_NETRC_LINE_RE = re.compile(r"(?:^|\s)(?:machine|login)\s", re.IGNORECASE)
+#: A .netrc entry on one line: ``login USER`` right before ``password``.
+_NETRC_INLINE_RE = re.compile(r"(?:^|\s)login[ \t]+\S+[ \t]+$", re.IGNORECASE)
+#: A .netrc entry over several lines: a line that starts with one of its keywords.
+_NETRC_LINE_RE = re.compile(
+    r"^[ \t]*(?:machine|login|default)(?:[ \t]|$)", re.IGNORECASE | re.MULTILINE
+)
 
 
 def _phrase_gate(trigger: str) -> str:
@@ -306,15 +311,27 @@ def _phrase_gate(trigger: str) -> str:
     return said + r"|word[ \t]+\S" if trigger == "pass" else said
 
 
+def _in_netrc_entry(text: str, at: int) -> bool:
+    """``password`` at ``at`` belongs to a .netrc entry: ``login USER`` right
+    before it, or it starts its line and one of the two lines before starts
+    with ``machine``, ``login`` or ``default``. (Not prose that merely says
+    login: "a login form with email and password fields".)"""
+    line = text.rfind("\n", 0, at) + 1
+    if _NETRC_INLINE_RE.search(text, line, at):
+        return True
+    if text[line:at].strip():
+        return False
+    start = line
+    for _ in range(2):
+        start = text.rfind("\n", 0, max(start - 1, 0)) + 1
+    return _NETRC_LINE_RE.search(text, start, line) is not None
+
+
 def _replace_phrase(m: re.Match[str]) -> str:
     if m.group("nv") is not None:
         if m.group("nv").lower() in _CONNECTORS:  # prose whose secret is gone already
             return m.group(0)
-        # The entry's machine or login is on this line or the two before it.
-        start = m.start()
-        for _ in range(3):
-            start = m.string.rfind("\n", 0, max(start - 1, 0)) + 1
-        if not _NETRC_LINE_RE.search(m.string, start, m.start()):
+        if not _in_netrc_entry(m.string, m.start()):
             return m.group(0)
         return group_replacer("secret-phrase", "nv")(m)
     password = m.group("name").lower().startswith(_PASSWORD_NAMES)
