@@ -205,8 +205,11 @@ class Watcher:
             return
         watch, polled = entry
         obs = self.polling if polled else self.native
+        # Roots waited for on the same ancestor share one watch (watchdog keeps
+        # one per directory and filter): it goes with the last of them.
+        shared = entry in self._watches.values()
         try:
-            if obs is not None:
+            if obs is not None and not shared:
                 obs.unschedule(watch)
         except (KeyError, ValueError, OSError):
             pass

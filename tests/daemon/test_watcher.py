@@ -51,11 +51,12 @@ class Watching:
 
 
 @contextmanager
-def watching(host: str, root: Path) -> Iterator[Watching]:
+def watching(*roots: tuple[str, Path]) -> Iterator[Watching]:
+    """A watcher on these (host, root) pairs, each watched recursively."""
     w = Watching()
     w.watcher.start()
     try:
-        w.watcher.set_roots([(host, root, True)])
+        w.watcher.set_roots([(host, root, True) for host, root in roots])
         yield w
     finally:
         w.watcher.stop()
@@ -77,7 +78,7 @@ def test_a_root_that_appears_later_is_watched_and_reported(
     tmp_path: Path, appear: Callable[[Path, Path], None]
 ) -> None:
     root = tmp_path / "later" / "sessions"
-    with watching("codex", root) as w:
+    with watching(("codex", root)) as w:
         assert w.mode() == "waiting"
         appear(tmp_path, root)
         assert w.sink.wait_for(root), "the new root was not reported"
@@ -90,7 +91,7 @@ def test_a_root_that_appears_later_is_watched_and_reported(
 def test_a_root_whose_native_watch_died_falls_back_to_polling(tmp_path: Path) -> None:
     root = tmp_path / "projects"
     root.mkdir()
-    with watching("claude-code", root) as w:
+    with watching(("claude-code", root)) as w:
         assert w.watcher.check() == []  # all alive: nothing to do
         for emitter in list(w.watcher.native.emitters):  # what a failed add_watch does
             emitter.stop()
@@ -109,7 +110,7 @@ def test_reading_a_watched_transcript_queues_no_event(tmp_path: Path) -> None:
     root.mkdir()
     transcript = root / "a.jsonl"
     transcript.write_text('{"type": "user"}\n')
-    with watching("claude-code", root) as w:
+    with watching(("claude-code", root)) as w:
         for _ in range(20):
             transcript.read_bytes()
         marker = root / "b.jsonl"
@@ -130,7 +131,7 @@ def test_a_root_waited_for_on_the_home_directory_ignores_writes_beside_it(
     history = home / ".zsh_history"
     history.write_text(": 1:0;ls\n")
     root = home / ".gemini" / "tmp"
-    with watching("gemini-cli", root) as w:
+    with watching(("gemini-cli", root)) as w:
         assert w.mode() == "waiting"
         for n in range(10):
             with history.open("a") as fh:
@@ -142,3 +143,19 @@ def test_a_root_waited_for_on_the_home_directory_ignores_writes_beside_it(
         root.mkdir(parents=True)
         assert w.sink.wait_for(root), "the root was not reported when it appeared"
         assert w.mode() == "inotify"
+
+
+def test_roots_waited_for_on_one_ancestor_are_each_reported_when_they_appear(
+    tmp_path: Path,
+) -> None:
+    # (Two hosts not installed yet wait on the home directory: the first one
+    # installed must not take the other's watch away with its own.)
+    home = tmp_path / "user"
+    home.mkdir()
+    first, second = home / ".gemini" / "tmp", home / ".codex" / "sessions"
+    with watching(("gemini-cli", first), ("codex", second)) as w:
+        first.mkdir(parents=True)
+        assert w.sink.wait_for(first), "the first root was not reported"
+        second.mkdir(parents=True)
+        assert w.sink.wait_for(second), "the second root was not reported"
+        assert [m["mode"] for m in w.watcher.modes()] == ["inotify", "inotify"]
