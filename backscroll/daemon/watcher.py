@@ -246,9 +246,11 @@ class Watcher:
                         self.sink(root.path, "root")
 
     def check(self) -> list[Path]:
-        """Re-arm, in polling mode, the roots whose native emitter thread died
-        (watchdog's thread stops if adding a watch for a new subdirectory fails,
-        e.g. when the inotify watch limit runs out). Returns those roots."""
+        """Re-arm the roots whose native emitter thread died. Its directory was
+        removed (a host uninstalled, its sessions deleted): wait for the root to
+        appear again, as at start. Otherwise watchdog's thread stopped because
+        adding a watch for a new subdirectory failed (the inotify watch limit
+        ran out): poll the root instead. Returns those roots."""
         dead = {e.watch for e in self.native.emitters if not e.is_alive()}
         if not dead:
             return []
@@ -258,12 +260,18 @@ class Watcher:
                 if polled or watch not in dead:
                     continue
                 root = self.roots[path]
-                log.warning(
-                    "native watch stopped; polling instead",
-                    extra={"event": "watch_fallback_polling", "host": root.host,
-                           "path": str(path), "fix": INOTIFY_HINT},
-                )  # fmt: skip
-                root.mode = "polling"
+                if root.watching is not None and not root.watching.is_dir():
+                    log.info("watched directory removed; waiting for it to appear again",
+                             extra={"event": "root_removed", "host": root.host,
+                                    "path": str(root.watching)})  # fmt: skip
+                    root.mode = "waiting"
+                else:
+                    log.warning(
+                        "native watch stopped; polling instead",
+                        extra={"event": "watch_fallback_polling", "host": root.host,
+                               "path": str(path), "fix": INOTIFY_HINT},
+                    )  # fmt: skip
+                    root.mode = "polling"
                 self._watches.pop(path, None)
                 with contextlib.suppress(KeyError, ValueError, OSError):
                     self.native.unschedule(watch)

@@ -3,6 +3,7 @@ polling when a native watch dies, and the events it asks the kernel for."""
 
 from __future__ import annotations
 
+import shutil
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -159,3 +160,22 @@ def test_roots_waited_for_on_one_ancestor_are_each_reported_when_they_appear(
         second.mkdir(parents=True)
         assert w.sink.wait_for(second), "the second root was not reported"
         assert [m["mode"] for m in w.watcher.modes()] == ["inotify", "inotify"]
+
+
+def test_a_root_deleted_while_watched_is_waited_for_again_not_polled(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    codex = tmp_path / "user" / ".codex"
+    root = codex / "sessions"
+    root.mkdir(parents=True)
+    with watching(("codex", root)) as w:
+        emitters = list(w.watcher.native.emitters)
+        shutil.rmtree(codex)  # the host uninstalled
+        for emitter in emitters:  # watchdog's thread ends with its directory
+            emitter.join(10)
+        assert w.watcher.check() == [root]
+        assert w.mode() == "waiting"
+        assert "polling" not in caplog.text
+        root.mkdir(parents=True)  # and installed again
+        assert w.sink.wait_for(root), "the root was not reported when it came back"
+        assert w.mode() == "inotify"
