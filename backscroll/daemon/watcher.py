@@ -93,7 +93,7 @@ class _Handler(FileSystemEventHandler):
         if dest:
             paths.append(dest)
         for raw in paths:
-            p = Path(raw if isinstance(raw, str) else raw.decode())
+            p = self.watcher.as_watched(raw if isinstance(raw, str) else raw.decode())
             self.watcher.on_event(p, "dir" if event.is_directory else "file", event.event_type)
 
 
@@ -105,6 +105,10 @@ class Watcher:
         self.polling: PollingObserver | None = None
         self.roots: dict[Path, RootWatch] = {}
         self._watches: dict[Path, Any] = {}
+        #: A watched directory that is a symbolic link is watched at its target
+        #: (inotify does not follow the link): target -> the link, to report
+        #: each event under the path the roots name.
+        self._links: dict[str, str] = {}
         self._lock = threading.Lock()
         self._handler = _Handler(self)
         self._started = False
@@ -164,11 +168,15 @@ class Watcher:
             return
         self._unwatch(root.path)
         use_polling = self.force_polling or root.mode == "polling"
+        where = str(target)
+        if target.is_symlink():
+            where = os.path.realpath(target)
+            self._links[where] = str(target)
         try:
             observer = self._poller() if use_polling else self.native
             events = APPEARING if waiting else CHANGES
             watch = observer.schedule(
-                self._handler, str(target), recursive=recursive, event_filter=events
+                self._handler, where, recursive=recursive, event_filter=events
             )
         except OSError as exc:
             if exc.errno in (errno.ENOSPC, errno.EMFILE) and not use_polling:
@@ -208,6 +216,8 @@ class Watcher:
         # Roots waited for on the same ancestor share one watch (watchdog keeps
         # one per directory and filter): it goes with the last of them.
         shared = entry in self._watches.values()
+        if not shared:
+            self._links.pop(str(watch.path), None)
         try:
             if obs is not None and not shared:
                 obs.unschedule(watch)
@@ -218,6 +228,13 @@ class Watcher:
             root.watching = None
 
     # ------------------------------------------------------------------ events
+
+    def as_watched(self, raw: str) -> Path:
+        """An event's path, under the symbolic link it was watched through."""
+        for real, link in self._links.items():
+            if raw == real or raw.startswith(real + os.sep):
+                return Path(link + raw[len(real) :])
+        return Path(raw)
 
     def on_event(self, path: Path, kind: str, event_type: str) -> None:
         if event_type in ("created", "moved"):

@@ -86,6 +86,25 @@ def test_an_appended_line_becomes_searchable_without_sync(daemon_factory: Daemon
     assert found[0]["session_id"] == session_uuid(1)
 
 
+def test_a_session_under_a_symlinked_projects_directory_becomes_searchable(
+    daemon_factory: DaemonFactory, tmp_path: Path
+) -> None:
+    # ~/.claude/projects moved to another disk and linked back before the
+    # daemon starts; then a session starts in a new project.
+    moved = tmp_path / "disk" / "claude-projects"
+    moved.mkdir(parents=True)
+    home = tmp_path / "home"
+    (home / ".claude").mkdir(parents=True)
+    (home / ".claude" / "projects").symlink_to(moved)
+    claude_session(home)
+    d = daemon_factory()
+    d.sync()
+    path = claude_session(home, n=2, project="-new")
+    append(path, claude_user_line(session_uuid(2), "u-appended-3", "the okapilantern plan"))
+    found = wait_for(lambda: hits(d, "okapilantern"), "the new session to be searchable")
+    assert found[0]["session_id"] == session_uuid(2)
+
+
 def test_a_last_line_without_its_newline_is_searchable_once_the_file_is_quiet(
     daemon_factory: DaemonFactory,
 ) -> None:

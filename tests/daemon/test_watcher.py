@@ -179,3 +179,22 @@ def test_a_root_deleted_while_watched_is_waited_for_again_not_polled(
         root.mkdir(parents=True)  # and installed again
         assert w.sink.wait_for(root), "the root was not reported when it came back"
         assert w.mode() == "inotify"
+
+
+def test_a_root_that_is_a_symbolic_link_reports_changes_under_its_own_path(
+    tmp_path: Path,
+) -> None:
+    # (~/.claude/projects moved to another disk and linked back.)
+    moved = tmp_path / "disk" / "claude-projects"
+    moved.mkdir(parents=True)
+    root = tmp_path / "user" / ".claude" / "projects"
+    root.parent.mkdir(parents=True)
+    root.symlink_to(moved)
+    with watching(("claude-code", root)) as w:
+        project = root / "-home-u-app"
+        project.mkdir()
+        transcript = project / "a.jsonl"
+        assert w.sink.wait_for(project), "a new project directory was not reported"
+        transcript.write_text("{}\n")
+        assert w.sink.wait_for(transcript), "a new transcript was not reported"
+        assert all(path.is_relative_to(root) for path, _ in w.sink.seen), w.sink.seen
