@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from backscroll.config import Config
+from backscroll.paths import is_under
 from backscroll.wire import RESULT_SCHEMA
 
 
@@ -124,7 +125,7 @@ def _why_not(cfg: Config, path: Path) -> list[str]:
             if reader.host not in enabled:
                 reasons.append(f"{reader.host} is disabled in config (hosts.{reader.host}.enabled)")
             continue
-        roots = [r for r in spec.roots if _is_under(path, r)]
+        roots = [r for r in spec.roots if is_under(path, r)]
         if not roots:
             continue
         where = f"under {roots[0]}, a root of {reader.host}"
@@ -152,14 +153,6 @@ def _all_hosts() -> list[str]:
     from backscroll.readers import READERS
 
     return [r.host for r in READERS]
-
-
-def _is_under(path: Path, root: Path) -> bool:
-    try:
-        path.relative_to(root)
-        return True
-    except ValueError:
-        return False
 
 
 def render(result: dict[str, Any]) -> str:

@@ -35,6 +35,8 @@ from watchdog.events import (
 from watchdog.observers import Observer
 from watchdog.observers.polling import PollingObserver
 
+from backscroll.paths import is_under
+
 log = logging.getLogger("backscroll.watcher")
 
 #: Called from watchdog threads with (path, kind); kind is "file", "dir" or "root".
@@ -252,9 +254,9 @@ class Watcher:
             for root in self.roots.values():
                 if root.mode != "waiting" or root.watching is None:
                     continue
-                if path == root.watching or not _under(path, root.watching):
+                if path == root.watching or not is_under(path, root.watching):
                     continue
-                if _under(root.path, path):
+                if is_under(root.path, path):
                     # The root, or a directory on the way to it, appeared.
                     self._arm(root)
                     if root.mode != "waiting":
@@ -302,10 +304,3 @@ class Watcher:
             return [
                 {"host": r.host, "path": str(r.path), "mode": r.mode} for r in self.roots.values()
             ]
-
-
-def _under(path: Path, root: Path) -> bool:
-    """``path`` is ``root`` or inside it (lexically, as ``relative_to`` says,
-    without its cost)."""
-    p, r = str(path), str(root)
-    return p == r or p.startswith(r if r.endswith(os.sep) else r + os.sep)

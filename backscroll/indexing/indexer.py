@@ -27,6 +27,7 @@ from backscroll.indexing import parallel
 from backscroll.indexing.clean import Redactor, clean, redact_state, scrub
 from backscroll.indexing.parallel import Outcome
 from backscroll.model import Cursor, ReaderOptions, ReadResult
+from backscroll.paths import is_under
 from backscroll.readers import READERS
 from backscroll.readers.base import HostEnv, Reader, is_settled, open_regular
 from backscroll.store import reredact
@@ -201,7 +202,7 @@ class Indexer:
                 return Item(spec, path)
             extra = [d for host, d in self.outside_dirs if host == spec.host]
             for root in (*spec.roots, *extra):
-                if _is_under(path, root):
+                if is_under(path, root):
                     source = spec.reader.source_for(path)
                     if (
                         source is not None
@@ -621,7 +622,7 @@ class Indexer:
         self.outside_dirs = {
             (i.spec.host, i.path.parent)
             for i in items
-            if not any(_is_under(i.path, root) for root in i.spec.roots)
+            if not any(is_under(i.path, root) for root in i.spec.roots)
         }
         by_host = {s.host: s for s in self.hosts}
         for path, row in self.writer.file_rows().items():
@@ -666,11 +667,3 @@ def _newest_mtime(paths: list[Path]) -> int:
         except OSError:
             continue
     return newest
-
-
-def _is_under(path: Path, root: Path) -> bool:
-    try:
-        path.relative_to(root)
-        return True
-    except ValueError:
-        return False

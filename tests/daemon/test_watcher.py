@@ -13,6 +13,7 @@ import pytest
 from watchdog.events import FileSystemEvent
 
 from backscroll.daemon.watcher import Watcher
+from backscroll.paths import is_under
 
 
 class Sink:
@@ -198,3 +199,19 @@ def test_a_root_that_is_a_symbolic_link_reports_changes_under_its_own_path(
         transcript.write_text("{}\n")
         assert w.sink.wait_for(transcript), "a new transcript was not reported"
         assert all(path.is_relative_to(root) for path, _ in w.sink.seen), w.sink.seen
+
+
+@pytest.mark.parametrize(
+    ("path", "root", "under"),
+    [
+        ("/home/u/.codex/sessions/a.jsonl", "/home/u/.codex", True),
+        ("/home/u/.codex", "/home/u/.codex", True),
+        ("/home/u/.codex-old/a.jsonl", "/home/u/.codex", False),  # a sibling sharing a prefix
+        ("/home/u", "/home/u/.codex", False),
+        ("/home/u/a", "/", True),
+        ("/home/u/a", "/home/u/", True),
+    ],
+)
+def test_is_under_is_lexical_containment(path: str, root: str, under: bool) -> None:
+    assert is_under(Path(path), Path(root)) is under
+    assert Path(path).is_relative_to(root) is under  # what it stands in for
