@@ -429,6 +429,12 @@ def build_parser(only: str | None = None, json_errors: bool = False) -> argparse
             super().__init__(*args, **kwargs)
 
         def error(self, message: str) -> NoReturn:
+            if only == "search" and (
+                "required: words" in message or "unrecognized arguments: -" in message
+            ):
+                message += (
+                    "; words that start with '-' go after --, as in: backscroll search -- --force"
+                )
             if json_errors:  # `--json` was given: a usage error is JSON on stdout too
                 _emit({"schema": RESULT_SCHEMA, "error": {"message": f"{self.prog}: {message}",
                                               "exit_code": 2}})  # fmt: skip

@@ -231,3 +231,13 @@ def test_columns_stay_aligned_beside_a_long_host_name(indexed: Path) -> None:
         assert [m.end() for m in re.finditer(r"\b\d+\b", row)] == ends, "\n".join(status)
     sessions = [line for line in _cli("sessions").stdout.splitlines() if " turns " in line]
     assert len({line.index(" turns ") for line in sessions}) == 1, "\n".join(sessions)
+
+
+def test_a_search_for_a_word_starting_with_a_dash_is_told_to_use_double_dash(
+    indexed: Path,
+) -> None:
+    for argv in (["search", "--force"], ["search", "rebase", "--force"]):
+        out = _cli(*argv)
+        assert out.returncode == 2
+        assert "backscroll search -- --force" in out.stderr, out.stderr
+    assert _cli("search", "--", "--force").returncode == 1  # searched: no match
