@@ -15,6 +15,8 @@ class Reason(TypedDict, total=False):
 
     code: str
     words: Any
+    #: The words include a quoted phrase (several words, in that order).
+    phrase: bool
     days: float | int | None
     older: int
     filters: list[str]

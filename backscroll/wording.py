@@ -94,6 +94,12 @@ def _join(parts: list[str]) -> str:
 def _no_match(r: Mapping[str, Any], n: Mapping[str, str], g: Mapping[str, Any], d: object) -> str:
     flag = _any_hint(n, g)
     tail = f"try fewer or other words, or {flag}" if flag else "try fewer or other words"
+    if r.get("phrase"):
+        # (`search "two words"` in a shell is a phrase too: the quotes are easy to miss.)
+        return (
+            f"no match for {r.get('words')!r} with the quoted words side by side, in that "
+            f"order; drop the quotes to find them anywhere in a turn, or {tail}"
+        )
     return f"no match for {r.get('words')!r}; {tail}"
 
 

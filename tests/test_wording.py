@@ -2,18 +2,55 @@
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
+
 from backscroll.wording import CODES, message, worded
+from tests.test_all_hosts import FIXTURES, LAYOUT
 
 PACKAGE = Path(__file__).resolve().parents[1] / "backscroll"
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "backscroll", *args],
+        capture_output=True, text=True, check=False, timeout=60,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def indexed_cli(isolated_home: Path) -> Path:
+    """The Kiro IDE sample ("Add a dark mode toggle to the app header"), indexed."""
+    for src, dst in LAYOUT["kiro-ide"]:
+        target = isolated_home / dst
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(FIXTURES / src, target)
+    assert _cli("index").returncode == 0
+    return isolated_home
 
 
 def test_no_match_suggests_any_only_when_it_was_not_given() -> None:
     reason = {"code": "no_match", "words": "walrus"}
     assert "--any" in message(reason, "cli", {})
     assert "--any" not in message(reason, "cli", {"any": True})
+
+
+def test_a_missed_phrase_says_it_was_searched_as_a_phrase(indexed_cli: Path) -> None:
+    # `backscroll search "dark toggle"`: quoted in the shell, so a phrase.
+    out = _cli("search", "dark toggle", "--json")
+    reason = json.loads(out.stdout)["reason"]
+    assert reason == {"code": "no_match", "words": "dark toggle", "phrase": True}
+    assert "drop the quotes" in message(reason, "cli", {})
+    assert "drop the quotes" in message(reason, "mcp", {})
+    assert _cli("search", "dark", "toggle").returncode == 0  # the words, apart: found
+    plain = json.loads(_cli("search", "walrus", "--json").stdout)["reason"]
+    assert "phrase" not in plain and "quotes" not in message(plain, "cli", {})
 
 
 def test_a_filtered_miss_names_the_filters_in_each_clients_terms() -> None:

@@ -228,6 +228,8 @@ def _explain_empty(
     ]
     if narrowed:
         return {"code": "no_match_with_filters", "words": words, "filters": narrowed}
+    if any(" " in term for term in parsed.terms):
+        return {"code": "no_match", "words": words, "phrase": True}
     return {"code": "no_match", "words": words}
 
 
