@@ -109,7 +109,8 @@ class Watcher:
         self._watches: dict[Path, Any] = {}
         #: A watched directory that is a symbolic link is watched at its target
         #: (inotify does not follow the link): target -> the link, to report
-        #: each event under the path the roots name.
+        #: each event under the path the roots name. Replaced, never changed in
+        #: place: watchdog's thread reads it without the lock.
         self._links: dict[str, str] = {}
         self._lock = threading.Lock()
         self._handler = _Handler(self)
@@ -173,7 +174,7 @@ class Watcher:
         where = str(target)
         if target.is_symlink():
             where = os.path.realpath(target)
-            self._links[where] = str(target)
+            self._links = {**self._links, where: str(target)}
         try:
             observer = self._poller() if use_polling else self.native
             events = APPEARING if waiting else CHANGES
@@ -218,8 +219,8 @@ class Watcher:
         # Roots waited for on the same ancestor share one watch (watchdog keeps
         # one per directory and filter): it goes with the last of them.
         shared = entry in self._watches.values()
-        if not shared:
-            self._links.pop(str(watch.path), None)
+        if not shared and str(watch.path) in self._links:
+            self._links = {k: v for k, v in self._links.items() if k != str(watch.path)}
         try:
             if obs is not None and not shared:
                 obs.unschedule(watch)
