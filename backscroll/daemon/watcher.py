@@ -95,8 +95,15 @@ class _Handler(FileSystemEventHandler):
         if dest:
             paths.append(dest)
         for raw in paths:
-            p = self.watcher.as_watched(raw if isinstance(raw, str) else raw.decode())
-            self.watcher.on_event(p, "dir" if event.is_directory else "file", event.event_type)
+            try:
+                p = self.watcher.as_watched(raw if isinstance(raw, str) else raw.decode())
+                self.watcher.on_event(p, "dir" if event.is_directory else "file", event.event_type)
+            except Exception as exc:
+                # Raised here, it would end watchdog's thread, and with it every
+                # later event: the daemon would go on serving an index that no
+                # longer follows the transcripts.
+                log.warning("could not handle a file event", extra={"event": "watch_event_error",
+                            "path": str(raw), "error": repr(exc)})  # fmt: skip
 
 
 class Watcher:

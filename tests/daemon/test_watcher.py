@@ -215,3 +215,25 @@ def test_a_root_that_is_a_symbolic_link_reports_changes_under_its_own_path(
 def test_is_under_is_lexical_containment(path: str, root: str, under: bool) -> None:
     assert is_under(Path(path), Path(root)) is under
     assert Path(path).is_relative_to(root) is under  # what it stands in for
+
+
+def test_an_event_that_fails_to_be_handled_does_not_stop_the_next_ones(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    root = tmp_path / "projects"
+    root.mkdir()
+    poisoned = root / "poisoned.jsonl"
+    with watching(("claude-code", root)) as w:
+        forward = w.watcher.sink
+
+        def sink(path: Path, kind: str) -> None:
+            if path == poisoned:
+                raise PermissionError(13, "Permission denied", str(path))
+            forward(path, kind)
+
+        w.watcher.sink = sink
+        poisoned.write_text("{}\n")
+        later = root / "later.jsonl"
+        later.write_text("{}\n")
+        assert w.sink.wait_for(later), "an event after the failed one was not reported"
+    assert "could not handle a file event" in caplog.text
