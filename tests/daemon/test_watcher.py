@@ -35,9 +35,9 @@ class Watching:
     """A started watcher on some roots, what it reported, and every event
     watchdog handed it before its own filtering (``raw``: type, path)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, force_polling: bool = False) -> None:
         self.sink = Sink()
-        self.watcher = Watcher(self.sink)
+        self.watcher = Watcher(self.sink, force_polling=force_polling)
         self.raw: list[tuple[str, str]] = []
         handler = self.watcher._handler
         forward = handler.on_any_event
@@ -53,9 +53,9 @@ class Watching:
 
 
 @contextmanager
-def watching(*roots: tuple[str, Path]) -> Iterator[Watching]:
+def watching(*roots: tuple[str, Path], force_polling: bool = False) -> Iterator[Watching]:
     """A watcher on these (host, root) pairs, each watched recursively."""
-    w = Watching()
+    w = Watching(force_polling=force_polling)
     w.watcher.start()
     try:
         w.watcher.set_roots([(host, root, True) for host, root in roots])
@@ -237,3 +237,21 @@ def test_an_event_that_fails_to_be_handled_does_not_stop_the_next_ones(
         later.write_text("{}\n")
         assert w.sink.wait_for(later), "an event after the failed one was not reported"
     assert "could not handle a file event" in caplog.text
+
+
+def test_forced_polling_reports_a_root_that_appears_and_an_append(tmp_path: Path) -> None:
+    # BACKSCROLL_POLLING=1: a network file system that sends no inotify events.
+    root = tmp_path / "later" / "sessions"
+    with watching(("codex", root), force_polling=True) as w:
+        assert w.mode() == "waiting"
+        root.mkdir(parents=True)
+        assert w.sink.wait_for(root), "the new root was not reported"
+        assert w.mode() == "polling"
+        transcript = root / "a.jsonl"
+        transcript.write_text("{}\n")
+        assert w.sink.wait_for(transcript), "the new transcript was not reported"
+        with w.sink.cond:
+            w.sink.seen.clear()
+        with transcript.open("a") as fh:
+            fh.write('{"more": 1}\n')
+        assert w.sink.wait_for(transcript), "an append was not reported"
