@@ -4,8 +4,9 @@ Indexed: what the person typed (plain user entries and prompts queued while a tu
 ran), the assistant's ``text`` blocks and compaction summaries. Tool calls, tool
 results, thinking, ``isMeta`` injections, slash-command and shell wrappers, hook
 output and bookkeeping lines stay out. Sub-agent transcripts (``<session>/subagents/
-agent-*.jsonl`` and the older flat ``agent-*.jsonl``) are claimed but only produce
-turns, under the parent session, when ``include_subagents`` is on.
+agent-*.jsonl``, a workflow's ``<session>/subagents/workflows/<id>/agent-*.jsonl`` and
+the older flat ``agent-*.jsonl``) are claimed but only produce turns, under the parent
+session, when ``include_subagents`` is on.
 """
 
 from __future__ import annotations
@@ -130,6 +131,12 @@ class _State:
             self.title, self.title_rank = title, rank
 
 
+def _in_workflow(path: Path) -> bool:
+    """A sub-agent of a workflow, one level deeper than the others."""
+    parents = path.parents
+    return len(parents) >= 3 and parents[1].name == "workflows" and parents[2].name == "subagents"
+
+
 @dataclass(frozen=True, slots=True)
 class _File:
     """Which kind of transcript a path is and which session its turns belong to."""
@@ -143,6 +150,9 @@ def _classify(path: Path) -> _File:
     stem = path.name[: -len(".jsonl")]
     if path.parent.name == "subagents":
         return _File(path.parent.parent.name, True, f"{stem}:")
+    if _in_workflow(path):
+        # <session>/subagents/workflows/<workflow-id>/agent-<id>.jsonl
+        return _File(path.parents[3].name, True, f"{path.parent.name}/{stem}:")
     if stem.startswith("agent-"):
         return _File(None, True, f"{stem}:")
     return _File(stem, False, "")
@@ -172,6 +182,13 @@ class ClaudeCodeReader(BaseReader):
             and parents[3].name == "projects"
         ):
             return path  # projects/<slug>/<session>/subagents/agent-<id>.jsonl
+        if (
+            len(parents) >= 6
+            and _in_workflow(path)
+            and path.name.startswith("agent-")
+            and parents[5].name == "projects"
+        ):
+            return path  # projects/<slug>/<session>/subagents/workflows/<wf>/agent-<id>.jsonl
         return None
 
     def read(self, path: Path, prev: Cursor | None, opts: ReaderOptions) -> ReadResult:

@@ -188,6 +188,25 @@ def test_subagent_turns_go_under_parent_session_when_enabled(tmp_path: Path) -> 
     assert index.sessions[PARENT].project is None
 
 
+def test_a_workflows_subagent_one_level_deeper_is_claimed_and_goes_under_its_session(
+    tmp_path: Path,
+) -> None:
+    # (The format notes: <session>/subagents/workflows/<workflow-id>/agent-<id>.jsonl.)
+    projects = tmp_path / "projects"
+    folder = projects / SLUG / PARENT / "subagents" / "workflows" / "wf-7f3a"
+    path = copy_fixture(HOST, SUBAGENT, folder, "agent-aac57f5.jsonl")
+    assert READER.source_for(path) == path
+    assert path in set(READER.discover(projects))
+    assert READER.read(path, None, ReaderOptions()).turns == ()
+    index = read_fresh(READER, path, WITH_SUBAGENTS)
+    assert role_counts(index) == {"user": 1, "assistant": 3}
+    assert {sid for sid, _ in index.turns} == {PARENT}
+    assert all(t.subagent for t in index.turns.values())
+    assert all(key.startswith("wf-7f3a/agent-aac57f5:") for _, key in index.turns)
+    assert READER.source_for(folder / "agent-aac57f5.meta.json") is None
+    assert READER.source_for(projects / SLUG / "workflows" / "wf" / "agent-x.jsonl") is None
+
+
 def test_subagent_text_after_web_tools_is_tainted(tmp_path: Path) -> None:
     index = read_fresh(READER, subagent_file(tmp_path), WITH_SUBAGENTS)
     ordered = sorted(index.turns.values(), key=lambda t: t.seq)
