@@ -39,10 +39,9 @@ _CLI_VERSIONS = (1,)
 
 
 def _cli_messages_file(path: Path) -> Path | None:
-    """``sessions/<id>/<id>.messages.json`` for a changed file of a CLI session."""
+    """``<sessions>/<id>/<id>.messages.json`` for a changed file of a CLI session
+    (the sessions folder may have any name: ``CLINE_SESSION_DATA_DIR``)."""
     session_dir = path.parent
-    if session_dir.parent.name != "sessions":
-        return None
     sid = session_dir.name
     if path.name in (f"{sid}{_MESSAGES_SUFFIX}", f"{sid}.json"):
         return session_dir / f"{sid}{_MESSAGES_SUFFIX}"
@@ -70,15 +69,16 @@ class ClineReader(TaskStoreReader):
     extension_ids: ClassVar[tuple[str, ...]] = CLINE_IDS
 
     def roots(self, env: HostEnv) -> list[Path]:
-        data = env.var("CLINE_DATA_DIR")
-        if data is None:
-            data = (env.var("CLINE_DIR") or env.home / ".cline") / "data"
-        return [*super().roots(env), data / "sessions"]
+        sessions = env.var("CLINE_SESSION_DATA_DIR")  # moves the sessions folder alone
+        if sessions is None:
+            data = env.var("CLINE_DATA_DIR")
+            if data is None:
+                data = (env.var("CLINE_DIR") or env.home / ".cline") / "data"
+            sessions = data / "sessions"
+        return [*super().roots(env), sessions]
 
     def source_for(self, path: Path) -> Path | None:
-        if path.name.endswith(".json") and path.parent.parent.name == "sessions":
-            return _cli_messages_file(path)
-        return super().source_for(path)
+        return _cli_messages_file(path) or super().source_for(path)
 
     def read(self, path: Path, prev: Cursor | None, opts: ReaderOptions) -> ReadResult:
         if path.name.endswith(_MESSAGES_SUFFIX):

@@ -12,6 +12,7 @@ rows, a followup question, a condense summary) and ``CLI_MESSAGES`` /
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -341,6 +342,23 @@ def test_roots_cover_editors_and_the_cli_env_vars(tmp_path: Path) -> None:
     assert Path("/opt/cline/data/sessions") in moved
     data = reader.roots(HostEnv(home=home, environ={"CLINE_DATA_DIR": "/d", "CLINE_DIR": "/x"}))
     assert Path("/d/sessions") in data and Path("/x/data/sessions") not in data
+    own = reader.roots(
+        HostEnv(home=home, environ={"CLINE_SESSION_DATA_DIR": "/s", "CLINE_DIR": "/x"})
+    )
+    assert Path("/s") in own and Path("/x/data/sessions") not in own
+
+
+def test_a_sessions_folder_moved_by_cline_session_data_dir_is_read(tmp_path: Path) -> None:
+    # (The format notes: CLINE_SESSION_DATA_DIR moves only the sessions folder, any name.)
+    moved = tmp_path / "cline-sessions"
+    messages = _cli(tmp_path)
+    shutil.move(messages.parent.parent, moved)
+    root = reader.roots(HostEnv(home=tmp_path, environ={"CLINE_SESSION_DATA_DIR": str(moved)}))[-1]
+    assert root == moved
+    found = list(reader.discover(root))
+    assert found == [moved / CLI_ID / f"{CLI_ID}.messages.json"]
+    assert reader.source_for(moved / CLI_ID / f"{CLI_ID}.json") == found[0]
+    assert role_counts(read_fresh(reader, found[0])) == {"user": 1, "assistant": 2}
 
 
 def test_discover_finds_cli_sessions_with_a_messages_file(tmp_path: Path) -> None:
