@@ -196,6 +196,8 @@ class Conversation:
     assistant_type: str = "gemini"
     tainted: bool = False
     first_user: str | None = None
+    #: The message ``first_user`` came from (None: carried over from a read before).
+    first_user_key: str | None = None
     live: dict[str, Said | None] = field(default_factory=dict)
     archived: dict[str, Said] = field(default_factory=dict)
 
@@ -220,7 +222,7 @@ class Conversation:
                 return None
             self.tainted = False
             if role == "user" and self.first_user is None:
-                self.first_user = text
+                self.first_user, self.first_user_key = text, key
             return Said(key, role, text, timestamp, seq, False)
         if kind == self.assistant_type:
             tainted = self.tainted
@@ -256,6 +258,12 @@ class Conversation:
         cut = keys.index(target) if isinstance(target, str) and target in keys else 0
         for key in keys[cut:]:
             del self.live[key]
+        if self.first_user_key in keys[cut:]:
+            # The prompt that named the session was taken back: the next one does.
+            users = sorted((s for s in self.said() if s.role == "user"), key=lambda s: s.seq)
+            first = users[0] if users else None
+            self.first_user = first.text if first else None
+            self.first_user_key = first.key if first else None
 
     def said(self) -> list[Said]:
         return [*self.archived.values(), *(s for s in self.live.values() if s is not None)]

@@ -265,6 +265,27 @@ def test_last_record_wins_rewind_drops_and_checkpoint_keeps(isolated_home: Path)
     assert index.sessions["s1"].title == "Rotating signing keys"
 
 
+def test_a_rewound_first_prompt_does_not_stay_the_sessions_title(isolated_home: Path) -> None:
+    records: list[object] = [
+        header(),
+        msg("u1", "user", "the prompt I took back"),
+        msg("a1", "gemini", "An answer to it."),
+        {"$rewindTo": "u1"},
+        msg("u2", "user", "What I meant to ask"),
+    ]
+    path = write_lines(project_dir(isolated_home) / "chats" / "session-r.jsonl", records)
+    index = read_fresh(reader, path)
+    assert index.texts("user") == ["What I meant to ask"]
+    assert index.sessions["s1"].title == "What I meant to ask"
+    grown = MemoryIndex()  # the rewind arriving in an appended piece
+    write_lines(path, records[:3])
+    grown.read(reader, path)
+    assert grown.sessions["s1"].title == "the prompt I took back"
+    write_lines(path, records)
+    grown.read(reader, path)
+    assert grown.sessions["s1"].title == "What I meant to ask"
+
+
 def test_rewind_met_incrementally_rereads_the_whole_file(isolated_home: Path) -> None:
     path = write_lines(isolated_home / "life.jsonl", LIFE)
     dest = project_dir(isolated_home) / "chats" / "session-y.jsonl"
