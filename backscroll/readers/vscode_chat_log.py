@@ -15,7 +15,8 @@ object (microsoft/vscode ``common/model/objectMutationLog.ts``):
 
 The state kept is a *skeleton* of the session: the fields the reader indexes
 (request ids, times, prompt text, the flags that hide a prompt, the response
-parts' ``kind`` and markdown ``value``, tool ids for taint), with everything
+parts' ``kind`` and markdown ``value``, tool ids for taint, inline file
+references), with everything
 else (tool output, ``result.metadata``, input state, variables) dropped as it
 is applied. A mutation whose path runs into a dropped field is skipped, so the
 skeleton stays equal to the full replay restricted to the kept fields. It is
@@ -39,8 +40,9 @@ REQUEST_KEYS = frozenset(
      "isSystemInitiated", "hiddenFromTranscript", "requestHiddenFromTranscript", "confirmation"}
 )  # fmt: skip
 #: Fields kept on a response part: its kind, markdown value, a vulnerability
-#: part's content and a tool call's id (for taint).
-PART_KEYS = frozenset({"kind", "value", "content", "toolId"})
+#: part's content, a tool call's id (for taint) and an inline file reference
+#: (its name or URI: the answer reads it as the file name).
+PART_KEYS = frozenset({"kind", "value", "content", "toolId", "name", "inlineReference"})
 
 
 class LogError(ValueError):

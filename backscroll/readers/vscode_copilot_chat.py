@@ -138,28 +138,51 @@ def _prompt(request: dict[str, Any]) -> str:
 
 
 def _answer(request: dict[str, Any]) -> tuple[str, bool]:
-    """The markdown of a response (kind-less parts), and whether a web tool ran."""
-    pieces: list[str] = []
+    """The markdown of a response, and whether a web tool ran.
+
+    Adjacent markdown parts are one text streamed in pieces (a word can be cut
+    between two), so they are joined as they are; an ``inlineReference`` inside
+    such a run reads as its file name, as VS Code's own copy text has it. Any
+    other part (a tool call, thinking) ends the run, and runs are paragraphs."""
+    runs: list[list[str]] = [[]]
     tainted = False
     response = request.get("response")
     if isinstance(response, str):
         response = [response]  # very old files: the answer as one markdown string
     for part in response if isinstance(response, list) else []:
         if isinstance(part, str):
-            pieces.append(part)
+            runs[-1].append(part)
         elif not isinstance(part, dict):
             continue
         elif "kind" not in part:
             if isinstance(part.get("value"), str):
-                pieces.append(part["value"])
+                runs[-1].append(part["value"])
         elif part["kind"] == "markdownVuln":
             content = part.get("content")
             if isinstance(content, dict) and isinstance(content.get("value"), str):
-                pieces.append(content["value"])
-        elif _is_web_tool(part.get("toolId")):
-            tainted = True
-    text = "\n\n".join(p for p in (clean_text(p) for p in pieces) if p)
+                runs[-1].append(content["value"])
+        elif part["kind"] == "inlineReference":
+            runs[-1].append(_reference_name(part))
+        else:
+            if _is_web_tool(part.get("toolId")):
+                tainted = True
+            if runs[-1]:
+                runs.append([])
+    text = "\n\n".join(p for p in (clean_text("".join(run)) for run in runs) if p)
     return text, tainted
+
+
+def _reference_name(part: dict[str, Any]) -> str:
+    """An ``inlineReference``'s file name: its ``name``, else the last segment of
+    its URI's path (a bare URI or a location holding one); "" when neither."""
+    name = part.get("name")
+    if isinstance(name, str) and name:
+        return name
+    ref = part.get("inlineReference")
+    if isinstance(ref, dict) and isinstance(ref.get("uri"), dict):
+        ref = ref["uri"]
+    path = ref.get("path") if isinstance(ref, dict) else None
+    return path.rstrip("/").rsplit("/", 1)[-1] if isinstance(path, str) else ""
 
 
 def request_turns(request: Any, index: int, sid: str) -> tuple[str, list[Turn]]:
@@ -275,7 +298,7 @@ def _index_title(session_file: Path, sid: str) -> str | None:
 class VsCodeCopilotChatReader(BaseReader):
     host: ClassVar[str] = "vscode-copilot-chat"
     name: ClassVar[str] = "GitHub Copilot Chat (VS Code)"
-    version: ClassVar[int] = 1
+    version: ClassVar[int] = 2
     kind: ClassVar[Kind] = "append"
 
     def roots(self, env: HostEnv) -> list[Path]:

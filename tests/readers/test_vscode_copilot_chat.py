@@ -156,6 +156,30 @@ def test_system_initiated_hidden_and_confirmation_prompts_are_not_prompts(tmp_pa
     assert len(index.texts("assistant")) == 2  # the answers were still shown
 
 
+def test_adjacent_answer_parts_join_as_one_text_around_an_inline_file_reference(
+    tmp_path: Path,
+) -> None:
+    # The format notes: concatenate adjacent parts in order; an inlineReference
+    # may read as its file name. A tool call between two runs ends the first.
+    doc = json.loads(fixture(HOST, FLAT).read_text())
+    first = doc["requests"][0]
+    first["response"] = [
+        {"value": "The fix is in "},
+        {"kind": "inlineReference", "inlineReference": {"$mid": 1, "path": "/src/config.ts"}},
+        {"value": ", which rea"},
+        {"value": "ds XDG_CONFIG_HOME first."},
+        {"kind": "toolInvocationSerialized", "toolId": "copilot_readFile", "isComplete": True},
+        {"value": "Nothing else reads it."},
+    ]
+    path = tmp_path / "chatSessions" / FLAT
+    path.parent.mkdir()
+    path.write_text(json.dumps(doc))
+    index = read_fresh(reader, path)
+    assert index.texts("assistant")[0] == (
+        "The fix is in config.ts, which reads XDG_CONFIG_HOME first.\n\nNothing else reads it."
+    )
+
+
 # --------------------------------------------------------------------------- replay
 
 
