@@ -20,7 +20,7 @@ re-emits it under the same key. Reading incrementally therefore equals reading f
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
@@ -212,7 +212,7 @@ def _is_tool_output(text: str, fenced: bool) -> bool:
 class AiderReader(BaseReader):
     host: ClassVar[str] = "aider"
     name: ClassVar[str] = "Aider"
-    version: ClassVar[int] = 1
+    version: ClassVar[int] = 2
     kind: ClassVar[Kind] = "append"
     project_files: ClassVar[tuple[str, ...]] = (HISTORY_FILE,)
 
@@ -224,7 +224,8 @@ class AiderReader(BaseReader):
         return path if path.name == HISTORY_FILE else None
 
     def read(self, path: Path, prev: Cursor | None, opts: ReaderOptions) -> ReadResult:
-        if prev is not None and prev.position > path.stat().st_size:
+        st = path.stat()
+        if prev is not None and prev.position > st.st_size:
             prev = None  # truncated behind our back: start over
         start_ctx = {
             "sid": f"{content_key(path)}-0",
@@ -263,6 +264,11 @@ class AiderReader(BaseReader):
             position, line_no, saved = open_block.offset, open_block.line, open_block.context
         else:
             position, line_no, saved = tail.end, next_line_number(tail), parse.ctx
+        last = parse.sessions.get(parse.ctx["sid"])
+        if last is not None:
+            # Turns carry no time of their own: the file's mtime is the last
+            # session's last activity (the format notes).
+            parse.sessions[last.session_id] = replace(last, updated_at=st.st_mtime)
         return ReadResult(
             turns=tuple(parse.turns.values()),
             sessions=tuple(parse.sessions.values()),

@@ -6,6 +6,7 @@ lines written the way aider's ``io.py`` writes them.
 
 from __future__ import annotations
 
+import os
 from datetime import datetime
 from pathlib import Path
 
@@ -73,6 +74,15 @@ def test_session_from_the_start_header(tmp_path: Path) -> None:
     assert session.started_at == start
     assert session.resume_command == f"cd {path.parent} && aider --restore-chat-history"
     assert {(t.timestamp, t.note) for t in index.turns.values()} == {(start, START_NOTE)}
+
+
+def test_the_last_sessions_last_activity_is_the_files_mtime(tmp_path: Path) -> None:
+    path = _real(tmp_path)
+    with open(path, "a") as fh:
+        fh.write("\n# aider chat started at 2025-05-05 09:00:00\n\n#### and now?  \n\nNow this.\n")
+    os.utime(path, (1767225600, 1767225600))  # 2026-01-01, long after both headers
+    sessions = sorted(read_fresh(reader, path).sessions.values(), key=lambda s: s.started_at or 0)
+    assert [s.updated_at for s in sessions] == [None, 1767225600]
 
 
 def test_minimal_history_without_a_header(tmp_path: Path) -> None:
