@@ -114,10 +114,10 @@ class Watcher:
         self.polling: PollingObserver | None = None
         self.roots: dict[Path, RootWatch] = {}
         self._watches: dict[Path, Any] = {}
-        #: A watched directory that is a symbolic link is watched at its target
-        #: (inotify does not follow the link): target -> the link, to report
-        #: each event under the path the roots name. Replaced, never changed in
-        #: place: watchdog's thread reads it without the lock.
+        #: A directory reached through a symbolic link is watched at its real
+        #: path: real path -> the path the roots name, to report each event
+        #: under the latter. Replaced, never changed in place: watchdog's
+        #: thread reads it without the lock.
         self._links: dict[str, str] = {}
         self._lock = threading.Lock()
         self._handler = _Handler(self)
@@ -178,9 +178,10 @@ class Watcher:
             return
         self._unwatch(root.path)
         use_polling = self.force_polling or root.mode == "polling"
-        where = str(target)
-        if target.is_symlink():
-            where = os.path.realpath(target)
+        # Watched at its real path: inotify does not follow a root that is a
+        # symbolic link, and macOS reports real paths whatever was watched.
+        where = os.path.realpath(target)
+        if where != str(target):
             self._links = {**self._links, where: str(target)}
         try:
             observer = self._poller() if use_polling else self.native

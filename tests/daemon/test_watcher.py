@@ -255,3 +255,19 @@ def test_forced_polling_reports_a_root_that_appears_and_an_append(tmp_path: Path
         with transcript.open("a") as fh:
             fh.write('{"more": 1}\n')
         assert w.sink.wait_for(transcript), "an append was not reported"
+
+
+def test_a_root_under_a_symlinked_directory_reports_changes_under_its_own_path(
+    tmp_path: Path,
+) -> None:
+    # (The home directory itself reached through a link, as /tmp is on macOS.)
+    real = tmp_path / "real-home"
+    (real / ".codex" / "sessions").mkdir(parents=True)
+    linked = tmp_path / "linked-home"
+    linked.symlink_to(real)
+    root = linked / ".codex" / "sessions"
+    with watching(("codex", root)) as w:
+        transcript = root / "a.jsonl"
+        transcript.write_text("{}\n")
+        assert w.sink.wait_for(transcript), "a new transcript was not reported under the root"
+        assert all(path.is_relative_to(root) for path, _ in w.sink.seen), w.sink.seen
