@@ -182,25 +182,6 @@ def test_a_root_deleted_while_watched_is_waited_for_again_not_polled(
         assert w.mode() == "inotify"
 
 
-def test_a_root_that_is_a_symbolic_link_reports_changes_under_its_own_path(
-    tmp_path: Path,
-) -> None:
-    # (~/.claude/projects moved to another disk and linked back.)
-    moved = tmp_path / "disk" / "claude-projects"
-    moved.mkdir(parents=True)
-    root = tmp_path / "user" / ".claude" / "projects"
-    root.parent.mkdir(parents=True)
-    root.symlink_to(moved)
-    with watching(("claude-code", root)) as w:
-        project = root / "-home-u-app"
-        project.mkdir()
-        transcript = project / "a.jsonl"
-        assert w.sink.wait_for(project), "a new project directory was not reported"
-        transcript.write_text("{}\n")
-        assert w.sink.wait_for(transcript), "a new transcript was not reported"
-        assert all(path.is_relative_to(root) for path, _ in w.sink.seen), w.sink.seen
-
-
 @pytest.mark.parametrize(
     ("path", "root", "under"),
     [
@@ -257,17 +238,35 @@ def test_forced_polling_reports_a_root_that_appears_and_an_append(tmp_path: Path
         assert w.sink.wait_for(transcript), "an append was not reported"
 
 
-def test_a_root_under_a_symlinked_directory_reports_changes_under_its_own_path(
-    tmp_path: Path,
-) -> None:
+def _root_is_a_link(tmp_path: Path) -> Path:
+    # (~/.claude/projects moved to another disk and linked back.)
+    moved = tmp_path / "disk" / "claude-projects"
+    moved.mkdir(parents=True)
+    root = tmp_path / "user" / ".claude" / "projects"
+    root.parent.mkdir(parents=True)
+    root.symlink_to(moved)
+    return root
+
+
+def _home_is_a_link(tmp_path: Path) -> Path:
     # (The home directory itself reached through a link, as /tmp is on macOS.)
     real = tmp_path / "real-home"
-    (real / ".codex" / "sessions").mkdir(parents=True)
+    (real / ".claude" / "projects").mkdir(parents=True)
     linked = tmp_path / "linked-home"
     linked.symlink_to(real)
-    root = linked / ".codex" / "sessions"
-    with watching(("codex", root)) as w:
-        transcript = root / "a.jsonl"
+    return linked / ".claude" / "projects"
+
+
+@pytest.mark.parametrize("layout", [_root_is_a_link, _home_is_a_link], ids=["root", "home"])
+def test_a_root_reached_through_a_symbolic_link_reports_changes_under_its_own_path(
+    tmp_path: Path, layout: Callable[[Path], Path]
+) -> None:
+    root = layout(tmp_path)
+    with watching(("claude-code", root)) as w:
+        project = root / "-home-u-app"
+        project.mkdir()
+        transcript = project / "a.jsonl"
+        assert w.sink.wait_for(project), "a new project directory was not reported"
         transcript.write_text("{}\n")
-        assert w.sink.wait_for(transcript), "a new transcript was not reported under the root"
+        assert w.sink.wait_for(transcript), "a new transcript was not reported"
         assert all(path.is_relative_to(root) for path, _ in w.sink.seen), w.sink.seen
