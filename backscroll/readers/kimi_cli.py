@@ -124,7 +124,7 @@ class _WorkDirs:
 class KimiCliReader(BaseReader):
     host: ClassVar[str] = "kimi-cli"
     name: ClassVar[str] = "Kimi CLI / Kimi Code"
-    version: ClassVar[int] = 1
+    version: ClassVar[int] = 2
     kind: ClassVar[Kind] = "append"
 
     def __init__(self) -> None:
@@ -198,11 +198,17 @@ class KimiCliReader(BaseReader):
             named = meta.get("custom_title")
             resume = resume_in(project, "kimi", "-r", sid)
             started = parser.started
-        title = named if isinstance(named, str) and named.strip() else parser.first_prompt
+        if isinstance(named, str) and named.strip():
+            title: str | None = first_line_title(named)
+        elif parser.first_prompt:
+            # Kimi CLI shows the first prompt cut to 50 characters (the format notes).
+            title = first_line_title(parser.first_prompt, 50 if store != "code" else 80)
+        else:
+            title = None
         return Session(
             sid,
             project=project,
-            title=first_line_title(title) if title else None,
+            title=title,
             started_at=started,
             updated_at=parser.updated,
             resume_command=resume,

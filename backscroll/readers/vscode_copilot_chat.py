@@ -416,7 +416,9 @@ class VsCodeCopilotChatReader(BaseReader):
         )  # fmt: skip
         if title is None:
             first = _first_prompt(doc)
-            title = _index_title(path, sid) or (first_line_title(first) if first else None)
+            # An untitled chat shows its first prompt's first line, up to 200
+            # characters (VS Code's getDefaultTitle).
+            title = _index_title(path, sid) or (first_line_title(first, 200) if first else None)
         project = path_from_uri(doc.get("workingDirectory"), plain_paths=True)
         session = Session(
             sid,

@@ -71,6 +71,20 @@ def test_kimi_cli_project_from_kimi_json_title_from_state_json(isolated_home: Pa
     assert read_fresh(reader, path).sessions[SID].title == "protoc hint"
 
 
+def test_kimi_cli_title_from_a_long_first_prompt_is_cut_to_50_characters(
+    isolated_home: Path,
+) -> None:
+    # (The format notes: the first TurnBegin input, shortened to 50 characters,
+    # what Kimi itself shows.)
+    path = _cli_session(isolated_home)
+    short = "Why does `make test` fail on a clean checkout?"
+    long = "Why does `make test` fail on a clean checkout of the release branch today?"
+    path.write_text(path.read_text().replace(short, long))
+    title = read_fresh(reader, path).sessions[SID].title
+    assert title == long[:49].rstrip() + "…" and len(title) <= 50
+    assert read_fresh(reader, path).texts("user")[0] == long  # the prompt itself is whole
+
+
 def test_kimi_cli_compaction_summary_comes_from_the_restarted_context(
     isolated_home: Path,
 ) -> None:

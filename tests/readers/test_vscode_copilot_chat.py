@@ -156,6 +156,22 @@ def test_system_initiated_hidden_and_confirmation_prompts_are_not_prompts(tmp_pa
     assert len(index.texts("assistant")) == 2  # the answers were still shown
 
 
+def test_an_untitled_chat_takes_its_first_prompts_first_line_up_to_200_characters(
+    tmp_path: Path,
+) -> None:
+    # (VS Code's getDefaultTitle: the first line, 200 characters.)
+    doc = json.loads(fixture(HOST, FLAT).read_text())
+    doc.pop("customTitle", None)
+    doc.pop("computedTitle", None)
+    prompt = "Explain why " + "the cache misses " * 10 + "on startup\nand then fix it"
+    doc["requests"][0]["message"] = {"text": prompt, "parts": []}
+    path = tmp_path / "chatSessions" / FLAT
+    path.parent.mkdir()
+    path.write_text(json.dumps(doc))
+    title = read_fresh(reader, path).sessions[doc["sessionId"]].title
+    assert title == prompt.splitlines()[0]  # 192 characters: whole, not cut at 80
+
+
 def test_adjacent_answer_parts_join_as_one_text_around_an_inline_file_reference(
     tmp_path: Path,
 ) -> None:
