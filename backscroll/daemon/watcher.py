@@ -54,6 +54,8 @@ class RootWatch:
     path: Path
     mode: str  # "inotify" (or the platform's native API), "polling", "waiting", "error"
     watching: Path | None = None
+    #: ``watching`` with its symbolic links resolved: where the watch is placed.
+    real: str | None = None
     recursive: bool = True
 
 
@@ -114,10 +116,9 @@ class Watcher:
         self.polling: PollingObserver | None = None
         self.roots: dict[Path, RootWatch] = {}
         self._watches: dict[Path, Any] = {}
-        #: A directory reached through a symbolic link is watched at its real
-        #: path: real path -> the path the roots name, to report each event
-        #: under the latter. Replaced, never changed in place: watchdog's
-        #: thread reads it without the lock.
+        #: Real path -> the path the roots name, for each watched directory
+        #: reached through a symbolic link (see _relink). Replaced, never
+        #: changed in place: watchdog's thread reads it without the lock.
         self._links: dict[str, str] = {}
         self._lock = threading.Lock()
         self._handler = _Handler(self)
@@ -181,8 +182,6 @@ class Watcher:
         # Watched at its real path: inotify does not follow a root that is a
         # symbolic link, and macOS reports real paths whatever was watched.
         where = os.path.realpath(target)
-        if where != str(target):
-            self._links = {**self._links, where: str(target)}
         try:
             observer = self._poller() if use_polling else self.native
             events = APPEARING if waiting else CHANGES
@@ -204,7 +203,8 @@ class Watcher:
                         "path": str(root.path), "error": str(exc)})  # fmt: skip
             return
         self._watches[root.path] = (watch, use_polling)
-        root.watching = target
+        root.watching, root.real = target, where
+        self._relink()
         if waiting:
             root.mode = "waiting"
         elif not use_polling:
@@ -227,8 +227,6 @@ class Watcher:
         # Roots waited for on the same ancestor share one watch (watchdog keeps
         # one per directory and filter): it goes with the last of them.
         shared = entry in self._watches.values()
-        if not shared and str(watch.path) in self._links:
-            self._links = {k: v for k, v in self._links.items() if k != str(watch.path)}
         try:
             if obs is not None and not shared:
                 obs.unschedule(watch)
@@ -236,7 +234,16 @@ class Watcher:
             pass
         root = self.roots.get(path)
         if root is not None:
-            root.watching = None
+            root.watching = root.real = None
+            self._relink()
+
+    def _relink(self) -> None:
+        """The map from real paths to the paths the roots name, from the watches."""
+        self._links = {
+            r.real: str(r.watching)
+            for r in self.roots.values()
+            if r.watching is not None and r.real is not None and r.real != str(r.watching)
+        }
 
     # ------------------------------------------------------------------ events
 
@@ -303,7 +310,8 @@ class Watcher:
                 self._watches.pop(path, None)
                 with contextlib.suppress(KeyError, ValueError, OSError):
                     self.native.unschedule(watch)
-                root.watching = None
+                root.watching = root.real = None
+                self._relink()
                 self._arm(root)
                 moved.append(path)
         return moved

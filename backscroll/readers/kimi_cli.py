@@ -202,7 +202,8 @@ class KimiCliReader(BaseReader):
             title: str | None = first_line_title(named)
         elif parser.first_prompt:
             # Kimi CLI shows the first prompt cut to 50 characters (the format notes).
-            title = first_line_title(parser.first_prompt, 50 if store != "code" else 80)
+            prompt = parser.first_prompt
+            title = first_line_title(prompt, 50) if store != "code" else first_line_title(prompt)
         else:
             title = None
         return Session(
