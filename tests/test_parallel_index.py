@@ -18,6 +18,7 @@ from backscroll.indexing import indexer as indexer_mod
 from backscroll.indexing import parallel
 from backscroll.indexing.indexer import build_hosts
 from backscroll.store import fts, open_writer, schema
+from backscroll.store.writer import IndexWriter
 from tests.conftest import DaemonFactory
 from tests.daemon.harness import dump_turns, fresh_index, populate
 from tests.test_reliability import Crash, config_for, crash_at, index_into
@@ -243,3 +244,34 @@ def test_a_process_with_threads_starts_no_pool_before_planning(
         thread.join()
     assert pools == []
     assert parallel.can_fork()
+
+
+def test_a_parallel_bulk_index_builds_its_indexes_before_its_last_batches(
+    tmp_path: Path, corpus: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read in workers, the secondary indexes are built while files are still
+    to be written (not on one core after the last one), and the result is the
+    same as the in-process index, whose indexes are built at its end."""
+    _in_process(monkeypatch)
+    built: list[int] = []
+    real = IndexWriter.build_indexes
+
+    def build(self: IndexWriter) -> None:
+        built.append(self.conn.execute("SELECT count(*) FROM files").fetchone()[0])
+        real(self)
+
+    monkeypatch.setattr(IndexWriter, "build_indexes", build)
+    index_into(tmp_path / "serial")
+    assert built == []
+    expected = dump_turns(tmp_path / "serial" / "index.db")
+    _parallel_bulk(monkeypatch)
+    monkeypatch.setattr(indexer_mod, "BATCH_FILES", 2)
+    monkeypatch.setattr(indexer_mod, "EARLY_INDEX_PART", 2)  # (its last files are over 1/8)
+    index_into(tmp_path / "parallel")
+    w = open_writer(tmp_path / "parallel" / "index.db")
+    files = w.conn.execute("SELECT count(*) FROM files").fetchone()[0]
+    assert len(built) == 1 and 0 < built[0] < files
+    assert dump_turns(tmp_path / "parallel" / "index.db") == expected
+    assert schema.missing_indexes(w.conn) == []
+    assert w.conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    w.close()

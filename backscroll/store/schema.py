@@ -411,12 +411,20 @@ def drop_secondary_indexes(conn: sqlite3.Connection) -> None:
     _fts_settings(conn, BULK_FTS)
 
 
+def build_secondary_indexes(conn: sqlite3.Connection) -> bool:
+    """Build the missing secondary indexes (inside the caller's transaction),
+    leaving FTS5's bulk settings as they are. Returns whether any was missing."""
+    missing = missing_indexes(conn)
+    for name, ddl in SECONDARY_INDEXES:
+        if name in missing:
+            conn.execute(ddl)
+    return bool(missing)
+
+
 def restore_secondary_indexes(conn: sqlite3.Connection) -> bool:
     """End of a bulk load, or the first open after one was cut short (inside the
-    caller's transaction). Returns whether anything was missing."""
-    if not missing_indexes(conn):
-        return False
-    for _name, ddl in SECONDARY_INDEXES:
-        conn.execute(ddl)
+    caller's transaction): the missing indexes built and FTS5's default merge
+    settings back. Returns whether any index was missing."""
+    built = build_secondary_indexes(conn)
     _fts_settings(conn, DEFAULT_FTS)
-    return True
+    return built

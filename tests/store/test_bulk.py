@@ -241,3 +241,34 @@ def test_the_daemon_searches_by_like_while_its_own_bulk_load_runs(tmp_path: Path
     w.end_bulk()
     assert fts_now(ctx)
     w.close()
+
+
+def _fts_config(w: IndexWriter, key: str) -> object:
+    row = w.conn.execute("SELECT v FROM turns_fts_config WHERE k = ?", (key,)).fetchone()
+    return row[0] if row else None
+
+
+def test_indexes_built_before_a_bulk_loads_end_take_its_later_rows_and_keep_its_fts_settings(
+    tmp_path: Path,
+) -> None:
+    """``build_indexes`` mid-load: the load goes on with its big FTS merges, the
+    rows written after it are in the indexes, and its end puts FTS5's defaults back."""
+    w = open_writer(tmp_path / "index.db")
+    w.begin_bulk()
+    w.apply(_update(w, [_turn(i, f"echo {i}") for i in range(30)], size=100, fresh=True))
+    w.build_indexes()
+    assert schema.missing_indexes(w.conn) == []
+    assert _fts_config(w, "automerge") == dict(schema.BULK_FTS)["automerge"]
+    assert fts.deferred(w.conn)
+    w.apply(_update(w, [_turn(i, f"echo {i}") for i in range(30, 60)], path="/t/b.jsonl", size=100))
+    later = w.conn.execute(
+        "SELECT count(*) FROM turns INDEXED BY turns_file WHERE file IS NOT NULL"
+    ).fetchone()[0]
+    assert later == 60
+    w.end_bulk()
+    assert _fts_config(w, "automerge") == dict(schema.DEFAULT_FTS)["automerge"]
+    assert not fts.deferred(w.conn)
+    assert len(_matches(w, "echo")) == 60
+    _fts_is_consistent(w)
+    assert w.conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    w.close()
