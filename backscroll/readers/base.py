@@ -8,6 +8,7 @@ config: everything it needs is handed to it.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -289,7 +290,7 @@ class Tail:
                 blank = False
                 if not pending and not oversized and len(piece) <= limit:
                     # The common case: the whole line lies in this chunk, no copy.
-                    if piece.strip():
+                    if piece and not piece.isspace():
                         yield Line(pending_offset, number, piece)
                     else:
                         blank = True
@@ -635,6 +636,12 @@ def is_external_tool(name: object) -> bool:
     """True for tool names that read untrusted content from outside the machine."""
     if not isinstance(name, str) or not name:
         return False
+    return _external_name(name)
+
+
+@functools.lru_cache(maxsize=4096)
+def _external_name(name: str) -> bool:
+    # (Cached: a transcript names the same few tools thousands of times.)
     return (
         _EXTERNAL_TOOL.search(name) is not None
         or name.rsplit("__", 1)[-1].lower() in _EXTERNAL_NAMES

@@ -74,6 +74,14 @@ def test_an_oversized_line_is_skipped_and_reported_with_its_number(tmp_path: Pat
     assert [p.line for p in tail.problems] == [2]
 
 
+def test_lines_of_only_whitespace_are_skipped_and_counted_not_reported(tmp_path: Path) -> None:
+    path = tmp_path / "spaced.jsonl"
+    path.write_bytes(b'{"ok": 1}\n\n  \t\r\n\x0b\x0c\n  {"ok": 2}  \r\n{"ok": 3}\n')
+    tail, records = tail_jsonl(path, None, ReaderOptions())
+    assert [(line.number, obj["ok"]) for line, obj in records] == [(1, 1), (5, 2), (6, 3)]
+    assert tail.problems == [] and tail.lines_read == 6 and tail.end == path.stat().st_size
+
+
 def test_malformed_lines_are_reported_and_the_rest_parsed(tmp_path: Path) -> None:
     path = tmp_path / "bad.jsonl"
     path.write_bytes(b'{"ok": 1}\nnot json\n{"ok": 2}\n')
