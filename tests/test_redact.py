@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import random
+import re
 import string
 
 import pytest
@@ -232,3 +233,12 @@ def test_planted_secret_never_survives(before: str, after: str, kind: str) -> No
     text = f"{before}\n{plant_examples()[kind]}\n{after}"
     out = REDACTOR.redact(text)
     assert planted_secrets()[kind] not in out
+
+
+@given(st.text(alphabet=" \t-pausqerx", max_size=40))
+def test_the_command_option_check_finds_what_the_option_pattern_finds(text: str) -> None:
+    """`` -p``, `` -a``, `` -u`` or `` --user`` anywhere, exactly as the regex
+    ``' -[pau]| --user'`` finds them (the substring tests replaced it for speed)."""
+    from backscroll.redact.rules import has_command_option
+
+    assert has_command_option(text) == bool(re.search(" -[pau]| --user", text))

@@ -34,7 +34,6 @@ from collections.abc import Mapping
 from backscroll.errors import ConfigError
 from backscroll.redact.anchored import Literal, compile_anchored
 from backscroll.redact.rules import (
-    COMMAND_OPTIONS,
     COMMAND_WORDS,
     FOLDED,
     MARKER,
@@ -42,6 +41,7 @@ from backscroll.redact.rules import (
     URL_PASSWORD,
     Rule,
     group_replacer,
+    has_command_option,
     looks_random,
     marker,
     shannon_entropy,
@@ -190,7 +190,7 @@ def _sub_folded(text: str) -> str:
     """
     folded = _fold(text)
     hits: list[tuple[int, str]] = []
-    triggers = _EVERY_TRIGGER if COMMAND_OPTIONS.search(folded) else _COMMON_TRIGGERS
+    triggers = _EVERY_TRIGGER if has_command_option(folded) else _COMMON_TRIGGERS
     first = triggers.search(folded)  # most texts have none: no iterator then
     if first is None:
         return text

@@ -239,7 +239,14 @@ _CLI_RE = re.compile(
 _CLI_TRIGGERS = (*ANCHORS, "mysql", "mariadb", "redis-cli", "sshpass", "login", "curl")
 #: The command words count only in text with one of these options.
 COMMAND_WORDS = frozenset(_CLI_TRIGGERS[len(ANCHORS) :])
-COMMAND_OPTIONS = re.compile(r" -[pau]| --user")
+
+
+def has_command_option(folded: str) -> bool:
+    """``folded`` holds `` -p``, `` -a``, `` -u`` or `` --user``: substring tests,
+    about twice as fast as one regex scan of the text for the same options."""
+    return " -" in folded and (
+        " -p" in folded or " -a" in folded or " -u" in folded or " --user" in folded
+    )
 
 
 def _cli_gate(trigger: str) -> str:
