@@ -5,7 +5,8 @@ A root that does not exist yet is waited for by watching its nearest existing
 ancestor (not recursively); when it appears it is watched and then scanned, so
 nothing created in between is missed. When the OS runs out of inotify watches,
 the affected root falls back to polling, with a warning that says how to raise
-the limit.
+the limit. A root on a file system that other machines write to (a network
+share, WSL's Windows drives: mounts.py) is polled from the start.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from watchdog.events import (
 from watchdog.observers import Observer
 from watchdog.observers.polling import PollingObserver
 
+from backscroll.daemon import mounts
 from backscroll.paths import is_under
 
 log = logging.getLogger("backscroll.watcher")
@@ -182,6 +184,15 @@ class Watcher:
         # Watched at its real path: inotify does not follow a root that is a
         # symbolic link, and macOS reports real paths whatever was watched.
         where = os.path.realpath(target)
+        remote = None if use_polling else mounts.remote_fs(where)
+        if remote is not None:
+            log.info(
+                "polling a root on a shared file system: changes made from outside "
+                "this machine send no file events there",
+                extra={"event": "watch_polling_remote_fs", "host": root.host,
+                       "path": str(root.path), "fs": remote},
+            )  # fmt: skip
+            use_polling = True
         try:
             observer = self._poller() if use_polling else self.native
             events = APPEARING if waiting else CHANGES

@@ -44,10 +44,29 @@ class HostEnv:
     home: Path
     environ: Mapping[str, str] = field(default_factory=dict)
     platform: str = sys.platform
+    #: Under WSL, the Windows user folders as WSL mounts them (``/mnt/c/Users``):
+    #: Windows programs (Cursor) keep their data there, not in the Linux home.
+    wsl_users: Path | None = None
 
     @classmethod
     def current(cls) -> HostEnv:
-        return cls(home=Path(os.path.expanduser("~")), environ=dict(os.environ))
+        return cls(
+            home=Path(os.path.expanduser("~")), environ=dict(os.environ), wsl_users=_wsl_users()
+        )
+
+    def windows_homes(self) -> list[Path]:
+        """Under WSL, each Windows user's home folder (none elsewhere)."""
+        if self.wsl_users is None:
+            return []
+        try:
+            names = sorted(os.listdir(self.wsl_users))
+        except OSError:
+            return []
+        return [
+            self.wsl_users / name
+            for name in names
+            if name not in _WINDOWS_SHARED_PROFILES and (self.wsl_users / name).is_dir()
+        ]
 
     def var(self, name: str) -> Path | None:
         """A path from an environment variable, or None when unset/empty."""
@@ -87,6 +106,20 @@ class HostEnv:
         else:
             base = self.xdg_config()
         return [base / name / "User" for name in names]
+
+
+#: Folders under ``C:\\Users`` that are no one's home.
+_WINDOWS_SHARED_PROFILES = frozenset({"Public", "Default", "Default User", "All Users"})
+
+
+def _wsl_users() -> Path | None:
+    """``/mnt/c/Users`` when this is Linux under WSL (1 or 2), else None."""
+    if not sys.platform.startswith("linux"):
+        return None
+    wsl = "microsoft" in os.uname().release.lower() or os.path.exists(
+        "/proc/sys/fs/binfmt_misc/WSLInterop"
+    )
+    return Path("/mnt/c/Users") if wsl else None
 
 
 # --------------------------------------------------------------------------- protocol

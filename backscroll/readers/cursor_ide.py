@@ -79,8 +79,10 @@ class CursorReader(BaseReader):
 
     def roots(self, env: HostEnv) -> list[Path]:
         # No variable moves Cursor's data (only VS Code's --user-data-dir flag).
-        user = next(d for d in env.editor_user_dirs() if d.parent.name == "Cursor")
-        return [user / "globalStorage", user / "workspaceStorage"]
+        # Under WSL, Cursor runs on Windows and keeps its databases there.
+        users = [next(d for d in env.editor_user_dirs() if d.parent.name == "Cursor")]
+        users += [h / "AppData" / "Roaming" / "Cursor" / "User" for h in env.windows_homes()]
+        return [user / sub for user in users for sub in ("globalStorage", "workspaceStorage")]
 
     def source_for(self, path: Path) -> Path | None:
         if path.name not in (DB_NAME, DB_NAME + "-wal") or "Cursor" not in path.parts:

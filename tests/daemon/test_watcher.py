@@ -270,3 +270,29 @@ def test_a_root_reached_through_a_symbolic_link_reports_changes_under_its_own_pa
         transcript.write_text("{}\n")
         assert w.sink.wait_for(transcript), "a new transcript was not reported"
         assert all(path.is_relative_to(root) for path, _ in w.sink.seen), w.sink.seen
+
+
+def test_a_root_on_a_shared_file_system_is_polled_and_its_changes_seen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """inotify hears nothing of what another machine writes to a network share
+    or what Windows writes under WSL's /mnt/c: such a root is polled from the
+    start, while a root on a local file system keeps its native watch."""
+    from backscroll.daemon import mounts
+
+    share = (tmp_path / "share").resolve()
+    local = (tmp_path / "local").resolve()
+    (share / "Cursor").mkdir(parents=True)
+    (local / "projects").mkdir(parents=True)
+    table = tmp_path / "mountinfo"
+    table.write_text(
+        "22 1 8:1 / / rw - ext4 /dev/sda1 rw\n"
+        f"41 22 0:40 / {share} rw,noatime - 9p drvfs rw,aname=drvfs;path=C:\\\n"
+    )
+    monkeypatch.setattr(mounts, "MOUNTINFO", str(table))
+    with watching(("cursor", share / "Cursor"), ("claude-code", local / "projects")) as w:
+        modes = {m["host"]: m["mode"] for m in w.watcher.modes()}
+        assert modes == {"cursor": "polling", "claude-code": "inotify"}
+        db = share / "Cursor" / "state.vscdb"
+        db.write_bytes(b"x")
+        assert w.sink.wait_for(db), "the polled root's new file was not reported"

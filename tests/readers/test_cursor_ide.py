@@ -334,6 +334,50 @@ def test_roots_per_platform(tmp_path: Path) -> None:
     assert xdg[0] == Path("/c/Cursor/User/globalStorage")
 
 
+def test_under_wsl_cursors_windows_side_databases_are_roots_too(tmp_path: Path) -> None:
+    """Cursor runs on Windows and keeps its databases in each Windows user's
+    AppData, which WSL shows under /mnt/c/Users; shared profiles are no one's."""
+    users = tmp_path / "Users"
+    for name in ("alice", "Public", "Default", "All Users"):
+        (users / name).mkdir(parents=True)
+    (users / "desktop.ini").write_text("")
+    roaming = users / "alice" / "AppData" / "Roaming"
+    roots = READER.roots(HostEnv(tmp_path / "home", {}, "linux", wsl_users=users))
+    assert roots == [
+        tmp_path / "home/.config/Cursor/User/globalStorage",
+        tmp_path / "home/.config/Cursor/User/workspaceStorage",
+        roaming / "Cursor/User/globalStorage",
+        roaming / "Cursor/User/workspaceStorage",
+    ]
+    assert READER.roots(HostEnv(tmp_path, {}, "linux", wsl_users=tmp_path / "absent")) == [
+        tmp_path / ".config/Cursor/User/globalStorage",
+        tmp_path / ".config/Cursor/User/workspaceStorage",
+    ]
+
+
+def test_a_chat_in_a_windows_side_database_is_indexed_under_wsl(tmp_path: Path) -> None:
+    from backscroll.config import Config
+    from backscroll.indexing.indexer import Indexer, build_hosts
+    from backscroll.store import open_writer
+
+    users = tmp_path / "Users"
+    global_storage = users / "alice" / "AppData" / "Roaming" / "Cursor" / "User" / "globalStorage"
+    copy_fixture("cursor", "state.vscdb", global_storage)
+    env = HostEnv(tmp_path / "home", {}, "linux", wsl_users=users)
+    config = Config(data_dir=str(tmp_path / "data"))
+    writer = open_writer(tmp_path / "data" / "index.db")
+    try:
+        specs = [s for s in build_hosts(config, env) if s.reader.host == READER.host]
+        Indexer(writer, specs, config).reconcile()
+        rows = writer.conn.execute(
+            "SELECT f.path, t.role FROM turns t JOIN files f ON f.id = t.file ORDER BY t.id"
+        ).fetchall()
+    finally:
+        writer.close()
+    assert rows and {role for _path, role in rows} == {"user", "assistant"}
+    assert {path for path, _role in rows} == {str(global_storage / "state.vscdb")}
+
+
 def test_source_for_claims_only_cursors_databases(tmp_path: Path) -> None:
     user = tmp_path / "Cursor" / "User"
     g = user / "globalStorage"
