@@ -251,7 +251,7 @@ def test_a_parallel_bulk_index_builds_its_indexes_before_its_last_batches(
 ) -> None:
     """Read in workers, the secondary indexes are built while files are still
     to be written (not on one core after the last one), and the result is the
-    same as the in-process index, whose indexes are built at its end."""
+    same as the in-process index, which builds none early."""
     _in_process(monkeypatch)
     built: list[int] = []
     real = IndexWriter.build_indexes

@@ -36,7 +36,7 @@ from watchdog.events import (
 from watchdog.observers import Observer
 from watchdog.observers.polling import PollingObserver
 
-from backscroll.daemon import mounts
+from backscroll import mounts
 from backscroll.paths import is_under
 
 log = logging.getLogger("backscroll.watcher")
@@ -59,6 +59,8 @@ class RootWatch:
     #: ``watching`` with its symbolic links resolved: where the watch is placed.
     real: str | None = None
     recursive: bool = True
+    #: The shared file system (mounts.REMOTE) it was last found on, if any.
+    remote: str | None = None
 
 
 #: The events a change to a transcript makes. Opening and reading a file are not
@@ -154,7 +156,22 @@ class Watcher:
                     self._arm(self.roots[path])
 
     def _arm(self, root: RootWatch) -> None:
-        """Watch ``root`` if it exists, else its nearest existing ancestor."""
+        """Watch ``root`` if it exists, else its nearest existing ancestor. A
+        root this user may not look into (a directory above it denies access)
+        is an error for this root alone, not for the daemon."""
+        try:
+            self._arm_at(root)
+        except OSError as exc:
+            root.mode = "error"
+            log.warning(
+                "cannot watch root",
+                extra={"event": "watch_error", "host": root.host, "path": str(root.path),
+                       "error": str(exc),
+                       "fix": "give your user read and search access to it, or remove it "
+                       "from the host's roots / extra_roots"},
+            )  # fmt: skip
+
+    def _arm_at(self, root: RootWatch) -> None:
         target = root.path
         recursive = root.recursive
         if target.is_file():
@@ -172,7 +189,7 @@ class Watcher:
                 nearer = probe if probe.is_dir() else None
                 probe = probe.parent
             if nearer is not None and root.watching == ancestor:
-                self._arm(root)
+                self._arm_at(root)
             return
         self._watch(root, target, recursive=recursive, waiting=False)
 
@@ -184,15 +201,16 @@ class Watcher:
         # Watched at its real path: inotify does not follow a root that is a
         # symbolic link, and macOS reports real paths whatever was watched.
         where = os.path.realpath(target)
-        remote = None if use_polling else mounts.remote_fs(where)
-        if remote is not None:
+        remote = None if self.force_polling else mounts.remote_fs(where)
+        if remote is not None and remote != root.remote:
             log.info(
                 "polling a root on a shared file system: changes made from outside "
                 "this machine send no file events there",
                 extra={"event": "watch_polling_remote_fs", "host": root.host,
                        "path": str(root.path), "fs": remote},
             )  # fmt: skip
-            use_polling = True
+        root.remote = remote
+        use_polling = use_polling or remote is not None
         try:
             observer = self._poller() if use_polling else self.native
             events = APPEARING if waiting else CHANGES
@@ -298,15 +316,29 @@ class Watcher:
         adding a watch for a new subdirectory failed (the inotify watch limit
         ran out): poll the root instead. Returns those roots."""
         dead = {e.watch for e in self.native.emitters if not e.is_alive()}
-        if not dead:
+        polled_dead = set()
+        if self.polling is not None:
+            # A polling emitter stops for good when its directory goes away.
+            polled_dead = {e.watch for e in self.polling.emitters if not e.is_alive()}
+        if not dead and not polled_dead:
             return []
         moved: list[Path] = []
         with self._lock:
             for path, (watch, polled) in list(self._watches.items()):
-                if polled or watch not in dead:
+                if watch not in (polled_dead if polled else dead):
                     continue
                 root = self.roots[path]
-                if root.watching is not None and not root.watching.is_dir():
+                if polled:
+                    if root.watching is not None and not _is_dir(root.watching):
+                        log.info("polled directory removed; waiting for it to appear again",
+                                 extra={"event": "root_removed", "host": root.host,
+                                        "path": str(root.watching)})  # fmt: skip
+                    self._unwatch(path)
+                    root.mode = "waiting"
+                    self._arm(root)
+                    moved.append(path)
+                    continue
+                if root.watching is not None and not _is_dir(root.watching):
                     log.info("watched directory removed; waiting for it to appear again",
                              extra={"event": "root_removed", "host": root.host,
                                     "path": str(root.watching)})  # fmt: skip
@@ -332,3 +364,12 @@ class Watcher:
             return [
                 {"host": r.host, "path": str(r.path), "mode": r.mode} for r in self.roots.values()
             ]
+
+
+def _is_dir(path: Path) -> bool:
+    """``path`` is a directory; False (not an exception) when a directory above
+    it denies access."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False

@@ -197,6 +197,8 @@ class Indexer:
     #: Directories of transcripts found outside every root (Crush keeps one
     #: database per project): the daemon watches them too.
     outside_dirs: set[tuple[str, Path]] = field(default_factory=set)
+    #: Roots found behind a directory that denies access (warned about once).
+    _unreachable: set[Path] = field(default_factory=set)
 
     # ------------------------------------------------------------------ ownership
 
@@ -227,7 +229,7 @@ class Indexer:
         seen: set[Path] = set()
         for spec in self.hosts:
             for root in spec.roots:
-                if not root.exists():
+                if not self._reachable(spec, root):
                     continue
                 for path in spec.reader.discover(root):
                     if path in seen or self._excluded(spec, path) or _undecodable(path):
@@ -235,6 +237,20 @@ class Indexer:
                     seen.add(path)
                     yield Item(spec, path)
         yield from self._project_files(seen)
+
+    def _reachable(self, spec: HostSpec, root: Path) -> bool:
+        """``root`` exists; a root behind a directory that denies access is
+        skipped with a warning (once per process), not an error of the pass."""
+        try:
+            return root.exists()
+        except OSError as exc:
+            if root not in self._unreachable:
+                self._unreachable.add(root)
+                _log(logging.WARNING, "cannot look into a root; skipped", event="root_unreachable",
+                     host=spec.host, path=str(root), error=str(exc),
+                     fix="give your user read and search access to it, or remove it from "
+                     "the host's roots / extra_roots")  # fmt: skip
+            return False
 
     def _project_files(self, seen: set[Path]) -> Iterator[Item]:
         specs = [s for s in self.hosts if s.reader.project_files]

@@ -47,26 +47,39 @@ class HostEnv:
     #: Under WSL, the Windows user folders as WSL mounts them (``/mnt/c/Users``):
     #: Windows programs (Cursor) keep their data there, not in the Linux home.
     wsl_users: Path | None = None
+    #: This user's login name (under WSL: to pick their Windows home).
+    login: str = ""
 
     @classmethod
     def current(cls) -> HostEnv:
+        users = _wsl_users()
         return cls(
-            home=Path(os.path.expanduser("~")), environ=dict(os.environ), wsl_users=_wsl_users()
+            home=Path(os.path.expanduser("~")),
+            environ=dict(os.environ),
+            wsl_users=users,
+            login=_login() if users is not None else "",
         )
 
     def windows_homes(self) -> list[Path]:
-        """Under WSL, each Windows user's home folder (none elsewhere)."""
+        """Under WSL, the Windows home folders this user may read: the one named
+        like the Linux login when there is one, else each readable one; none
+        elsewhere. (Other people's profiles are usually closed to WSL.)"""
         if self.wsl_users is None:
             return []
         try:
             names = sorted(os.listdir(self.wsl_users))
         except OSError:
             return []
-        return [
+        homes = [
             self.wsl_users / name
             for name in names
-            if name not in _WINDOWS_SHARED_PROFILES and (self.wsl_users / name).is_dir()
+            if name not in _WINDOWS_SHARED_PROFILES
+            and os.path.isdir(self.wsl_users / name)
+            and os.access(self.wsl_users / name, os.R_OK | os.X_OK)
         ]
+        login = self.login.casefold()
+        mine = [h for h in homes if login and h.name.casefold() == login]
+        return mine or homes
 
     def var(self, name: str) -> Path | None:
         """A path from an environment variable, or None when unset/empty."""
@@ -113,13 +126,35 @@ _WINDOWS_SHARED_PROFILES = frozenset({"Public", "Default", "Default User", "All 
 
 
 def _wsl_users() -> Path | None:
-    """``/mnt/c/Users`` when this is Linux under WSL (1 or 2), else None."""
-    if not sys.platform.startswith("linux"):
+    """The Windows user folders when this is Linux under WSL (1 or 2), else None."""
+    if not sys.platform.startswith("linux") or not is_wsl(os.environ, os.uname().release):
         return None
-    wsl = "microsoft" in os.uname().release.lower() or os.path.exists(
-        "/proc/sys/fs/binfmt_misc/WSLInterop"
+    from backscroll.mounts import windows_drive
+
+    return (windows_drive("C") or Path("/mnt/c")) / "Users"
+
+
+def _login() -> str:
+    try:
+        import pwd
+
+        return pwd.getpwuid(os.getuid()).pw_name
+    except (ImportError, KeyError):
+        return ""
+
+
+def is_wsl(environ: Mapping[str, str], release: str, proc: str = "/proc") -> bool:
+    """This Linux runs under WSL: its kernel says so, WSL's interop handler is
+    registered (``WSLInterop``, ``WSLInterop-late`` since 2023), or WSL set the
+    distribution's name (not in a systemd service's environment)."""
+    return (
+        "microsoft" in release.lower()
+        or bool(environ.get("WSL_DISTRO_NAME"))
+        or any(
+            os.path.exists(f"{proc}/sys/fs/binfmt_misc/{name}")
+            for name in ("WSLInterop", "WSLInterop-late")
+        )
     )
-    return Path("/mnt/c/Users") if wsl else None
 
 
 # --------------------------------------------------------------------------- protocol

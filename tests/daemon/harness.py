@@ -69,6 +69,7 @@ HOST_ENV = (
     "OMP_CODING_AGENT_DIR",
     "QWEN_RUNTIME_DIR",
     "XDG_STATE_HOME",
+    "WSL_DISTRO_NAME",
 )
 
 #: Variables of the caller's environment that would point a daemon at real data.

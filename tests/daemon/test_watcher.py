@@ -278,7 +278,7 @@ def test_a_root_on_a_shared_file_system_is_polled_and_its_changes_seen(
     """inotify hears nothing of what another machine writes to a network share
     or what Windows writes under WSL's /mnt/c: such a root is polled from the
     start, while a root on a local file system keeps its native watch."""
-    from backscroll.daemon import mounts
+    from backscroll import mounts
 
     share = (tmp_path / "share").resolve()
     local = (tmp_path / "local").resolve()
@@ -296,3 +296,60 @@ def test_a_root_on_a_shared_file_system_is_polled_and_its_changes_seen(
         db = share / "Cursor" / "state.vscdb"
         db.write_bytes(b"x")
         assert w.sink.wait_for(db), "the polled root's new file was not reported"
+
+
+def _until(check: Callable[[], object], timeout: float = 15.0) -> object:
+    """``check()`` once it returns something true (polled: a polling watch
+    notices a change only at its next look, every two seconds)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    wake = threading.Event()
+    while True:
+        found = check()
+        if found or time.monotonic() > deadline:
+            return found
+        wake.wait(0.05)
+
+
+def test_a_polled_root_that_is_deleted_and_made_again_is_watched_again(tmp_path: Path) -> None:
+    """watchdog's polling watch stops for good when its directory goes; the
+    root is then waited for, and its new files are seen once it is back."""
+    root = tmp_path / "share" / "sessions"
+    root.mkdir(parents=True)
+    with watching(("codex", root), force_polling=True) as w:
+        assert w.mode() == "polling"
+        shutil.rmtree(root)
+        assert _until(w.watcher.check) == [root]
+        assert w.mode() == "waiting"
+        root.mkdir()
+        assert w.sink.wait_for(root), "the root made again was not reported"
+        assert w.mode() == "polling"
+        transcript = root / "c.jsonl"
+        transcript.write_text("{}\n")
+        assert w.sink.wait_for(transcript), "the polled root's new file was not reported"
+
+
+def test_a_root_on_a_shared_file_system_is_reported_as_polled_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Waited for through directories made one by one, a root on a share logs
+    why it is polled once, not at every step."""
+    from backscroll import mounts
+
+    share = (tmp_path / "share").resolve()
+    share.mkdir()
+    table = tmp_path / "mountinfo"
+    table.write_text(
+        f"22 1 8:1 / / rw - ext4 /dev/sda1 rw\n41 22 0:40 / {share} rw - nfs4 n:/e rw\n"
+    )
+    monkeypatch.setattr(mounts, "MOUNTINFO", str(table))
+    root = share / "a" / "b" / "sessions"
+    caplog.set_level("INFO", logger="backscroll.watcher")
+    with watching(("codex", root)) as w:
+        for step in (share / "a", share / "a" / "b", root):
+            step.mkdir()
+            assert w.sink.wait_for(step), f"{step} was not reported"
+        assert w.mode() == "polling"
+    said = [r for r in caplog.records if getattr(r, "event", "") == "watch_polling_remote_fs"]
+    assert len(said) == 1

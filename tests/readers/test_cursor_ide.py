@@ -355,6 +355,32 @@ def test_under_wsl_cursors_windows_side_databases_are_roots_too(tmp_path: Path) 
     ]
 
 
+def test_under_wsl_the_windows_home_named_like_the_login_is_the_only_one_taken(
+    tmp_path: Path,
+) -> None:
+    users = tmp_path / "Users"
+    for name in ("Alice", "bob"):
+        (users / name).mkdir(parents=True)
+    env = HostEnv(tmp_path, {}, "linux", wsl_users=users, login="alice")
+    assert env.windows_homes() == [users / "Alice"]
+    other = HostEnv(tmp_path, {}, "linux", wsl_users=users, login="carol")
+    assert other.windows_homes() == [users / "Alice", users / "bob"]
+
+
+def test_wsl_is_recognised_by_its_kernel_its_interop_handler_or_its_variable(
+    tmp_path: Path,
+) -> None:
+    from backscroll.readers.base import is_wsl
+
+    proc = tmp_path / "proc"
+    assert not is_wsl({}, "6.1.0-28-amd64", str(proc))
+    assert is_wsl({}, "5.15.167.4-microsoft-standard-WSL2", str(proc))
+    assert is_wsl({"WSL_DISTRO_NAME": "Debian"}, "6.6.36-custom", str(proc))
+    (proc / "sys/fs/binfmt_misc").mkdir(parents=True)
+    (proc / "sys/fs/binfmt_misc/WSLInterop-late").write_text("enabled\n")
+    assert is_wsl({}, "6.6.36-custom", str(proc))
+
+
 def test_a_chat_in_a_windows_side_database_is_indexed_under_wsl(tmp_path: Path) -> None:
     from backscroll.config import Config
     from backscroll.indexing.indexer import Indexer, build_hosts

@@ -272,3 +272,25 @@ def test_indexes_built_before_a_bulk_loads_end_take_its_later_rows_and_keep_its_
     _fts_is_consistent(w)
     assert w.conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
     w.close()
+
+
+def test_a_bulk_load_killed_after_its_early_index_build_is_whole_at_the_next_open(
+    tmp_path: Path,
+) -> None:
+    """The process dies after ``build_indexes`` and more rows, before
+    ``end_bulk``: the next writer catches the full-text index up, ends the
+    deferral and puts FTS5's defaults back; every row is found."""
+    db = tmp_path / "index.db"
+    w = open_writer(db)
+    w.begin_bulk()
+    w.apply(_update(w, [_turn(i, f"echo {i}") for i in range(30)], size=100, fresh=True))
+    w.build_indexes()
+    w.apply(_update(w, [_turn(i, f"echo {i}") for i in range(30, 60)], path="/t/b.jsonl", size=100))
+    w.close()  # killed: no end_bulk
+    again = open_writer(db)
+    assert schema.missing_indexes(again.conn) == []
+    assert not fts.deferred(again.conn)
+    assert _fts_config(again, "automerge") == dict(schema.DEFAULT_FTS)["automerge"]
+    assert len(_matches(again, "echo")) == 60
+    _fts_is_consistent(again)
+    again.close()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from backscroll.daemon.mounts import fs_type, remote_fs
+from backscroll.mounts import fs_type, remote_fs, windows_drive
 
 # Lines as /proc/self/mountinfo writes them: a mount point with a space is
 # escaped (\040), and the type follows the " - " separator.
@@ -48,3 +48,27 @@ def test_only_file_systems_written_from_outside_count_as_remote(tmp_path: Path) 
 def test_without_a_mount_table_nothing_is_known(tmp_path: Path) -> None:
     assert fs_type("/home/u", str(tmp_path / "absent")) is None
     assert remote_fs("/home/u", str(tmp_path / "absent")) is None
+
+
+def test_a_mount_made_over_a_directory_hides_the_mounts_under_it(tmp_path: Path) -> None:
+    table = tmp_path / "mountinfo"
+    table.write_text(
+        "22 1 8:1 / / rw - ext4 /dev/sda1 rw\n"
+        "50 22 0:50 / /srv/share/cache rw - tmpfs tmpfs rw\n"
+        "51 22 0:51 / /srv/share rw - nfs4 nas:/export rw\n"  # over the parent, later
+    )
+    assert fs_type("/srv/share/cache/x", str(table)) == "nfs4"
+    assert remote_fs("/srv/share/cache/x", str(table)) == "nfs4"
+
+
+def test_wsl_s_windows_drive_is_found_wherever_wsl_conf_mounts_it(tmp_path: Path) -> None:
+    table = tmp_path / "mountinfo"
+    table.write_text(
+        "22 1 8:1 / / rw - ext4 /dev/sdc rw\n"
+        "60 22 0:60 / /win/c rw,noatime - 9p C:\\134 rw,dirsync,aname=drvfs;path=C:\\;uid=1000\n"
+        "61 22 0:61 / /win/d rw,noatime - 9p D:\\134 rw,aname=drvfs;path=D:\\;uid=1000\n"
+    )
+    assert windows_drive("C", str(table)) == Path("/win/c")
+    assert windows_drive("d", str(table)) == Path("/win/d")
+    assert windows_drive("E", str(table)) is None
+    assert windows_drive("C", str(tmp_path / "absent")) is None
