@@ -336,8 +336,19 @@ def _inotify(cfg: Config) -> list[Finding]:
     from backscroll.indexing.indexer import build_hosts
 
     roots = list(dict.fromkeys(r for s in build_hosts(cfg) for r in s.roots))
-    needed = _count_dirs(roots)
+    from backscroll import mounts
+
+    shared = _shared_roots(roots)
+    needed = _count_dirs([r for r in roots if r not in shared])
     detail = f"inotify: about {needed} watches needed, limit {limit}"
+    if shared:
+        kinds = ", ".join(sorted(set(shared.values())))
+        some = "1 existing root is" if len(shared) == 1 else f"{len(shared)} existing roots are"
+        detail += (
+            f"; {some} on a shared file system ({kinds}) and polled every "
+            f"{mounts.POLL_SECONDS} s instead: "
+            "changes made from outside this machine send no events"
+        )
     if needed > limit * 0.8:
         return [
             Finding(
@@ -350,6 +361,24 @@ def _inotify(cfg: Config) -> list[Finding]:
             )
         ]
     return [Finding("inotify", "ok", detail)]
+
+
+def _shared_roots(roots: list[Path]) -> dict[Path, str]:
+    """Existing roots on a file system other machines write to (mounts.REMOTE):
+    the daemon polls them."""
+    from backscroll.mounts import remote_fs
+
+    out: dict[Path, str] = {}
+    for root in roots:
+        try:
+            if not root.is_dir():
+                continue
+        except OSError:
+            continue
+        kind = remote_fs(os.path.realpath(root))
+        if kind is not None:
+            out[root] = kind
+    return out
 
 
 def _userns_blocked() -> str | None:

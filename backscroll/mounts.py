@@ -21,6 +21,8 @@ from backscroll.paths import is_under
 
 #: Linux's table of the mounts this process sees.
 MOUNTINFO = "/proc/self/mountinfo"
+#: How often a polled root is looked at, in seconds.
+POLL_SECONDS = 2
 
 #: File systems written from outside this kernel: changes made there send no
 #: inotify event. ``9p`` and ``drvfs`` are WSL's Windows drives (``/mnt/c``);

@@ -101,6 +101,27 @@ def test_doctor_estimates_inotify_watches_from_directories_under_roots(
     assert found["inotify"]["detail"] == f"inotify: about 4 watches needed, limit {limit}"
 
 
+def test_doctor_says_which_roots_are_polled_because_they_are_on_a_share(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if not Path("/proc/sys/fs/inotify/max_user_watches").exists():
+        pytest.skip("no inotify limits here (not Linux)")
+    from backscroll import mounts
+
+    projects = isolated_home / ".claude" / "projects"
+    (projects / "-p0").mkdir(parents=True)
+    table = isolated_home / "mountinfo"
+    table.write_text(
+        "22 1 8:1 / / rw - ext4 /dev/sda1 rw\n"
+        f"41 22 0:40 / {projects.resolve()} rw - cifs //nas/home rw\n"
+    )
+    monkeypatch.setattr(mounts, "MOUNTINFO", str(table))
+    _code, found = doctor(capsys)
+    detail = found["inotify"]["detail"]
+    assert detail.startswith("inotify: about 0 watches needed")
+    assert "1 existing root is on a shared file system (cifs) and polled every 2 s" in detail
+
+
 def test_doctor_reaches_the_running_daemon_and_reports_its_version(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

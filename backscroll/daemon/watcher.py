@@ -243,7 +243,7 @@ class Watcher:
 
     def _poller(self) -> PollingObserver:
         if self.polling is None:
-            self.polling = PollingObserver(timeout=2)
+            self.polling = PollingObserver(timeout=mounts.POLL_SECONDS)
             self.polling.start()
         return self.polling
 
