@@ -14,6 +14,7 @@ the platform's native watch.
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 from typing import NamedTuple
 
@@ -72,35 +73,49 @@ def _unescape(text: str) -> str:
     return _ESCAPE.sub(lambda m: chr(int(m.group(1), 8)), text)
 
 
+#: The last table read: (when, which file, its visible mounts). The daemon asks
+#: once per root it arms, and a machine running containers has hundreds of mounts.
+_cache: tuple[float, str, list[Mount]] | None = None
+_CACHE_SECONDS = 5.0
+
+
 def mounts(mountinfo: str | None = None) -> list[Mount]:
-    """The mounts this process sees, in the order they were made; a mount made
-    over a directory hides the earlier mounts at or under it. Empty where there
-    is no mount table to read."""
+    """The mounts this process sees, as the table lists them. Empty where there
+    is no mount table to read. Read again at most every few seconds."""
+    global _cache
+    source = mountinfo or MOUNTINFO
+    now = time.monotonic()
+    if _cache is not None and _cache[1] == source and now - _cache[0] < _CACHE_SECONDS:
+        return _cache[2]
     try:
-        with open(mountinfo or MOUNTINFO, encoding="utf-8", errors="surrogateescape") as fh:
+        with open(source, encoding="utf-8", errors="surrogateescape") as fh:
             lines = fh.read().splitlines()
     except OSError:
         return []
-    visible: list[Mount] = []
+    found: list[Mount] = []
     for line in lines:
         # "36 35 98:0 /mnt1 /mnt/parent rw,noatime master:1 - ext3 /dev/root rw"
         left, sep, right = line.partition(" - ")
         fields, tail = left.split(), right.split()
         if not sep or len(fields) < 5 or not tail:
             continue
-        point = _unescape(fields[4])
-        visible = [m for m in visible if not is_under(m.point, point)]
-        source = _unescape(tail[1]) if len(tail) > 1 else ""
-        visible.append(Mount(point, tail[0], source, tail[2] if len(tail) > 2 else ""))
-    return visible
+        device = _unescape(tail[1]) if len(tail) > 1 else ""
+        found.append(Mount(_unescape(fields[4]), tail[0], device, tail[2] if len(tail) > 2 else ""))
+    _cache = (now, source, found)
+    return found
 
 
 def fs_type(path: str, mountinfo: str | None = None) -> str | None:
-    """The type of the file system holding ``path`` (a real path): the visible
-    mount with the longest mount point above it. None if unknown."""
+    """The type of the file system holding ``path`` (a real path): the mount
+    with the longest mount point above it, the last listed where several share
+    one (mounted over each other). None if unknown.
+
+    The table's order is not the order of mounting everywhere (``/`` can come
+    after ``/proc``), so a mount made later over a *parent* of another is not
+    taken to hide it."""
     best: Mount | None = None
     for mount in mounts(mountinfo):
-        if is_under(path, mount.point) and (best is None or len(mount.point) > len(best.point)):
+        if is_under(path, mount.point) and (best is None or len(mount.point) >= len(best.point)):
             best = mount
     return best.kind if best else None
 

@@ -50,15 +50,20 @@ def test_without_a_mount_table_nothing_is_known(tmp_path: Path) -> None:
     assert remote_fs("/home/u", str(tmp_path / "absent")) is None
 
 
-def test_a_mount_made_over_a_directory_hides_the_mounts_under_it(tmp_path: Path) -> None:
+def test_a_table_that_lists_the_root_after_other_mounts_still_names_them(
+    tmp_path: Path,
+) -> None:
+    """Some tables list ``/`` after ``/proc`` and ``/dev`` (this is not the
+    order of mounting): a later mount above a path does not hide a nearer one."""
     table = tmp_path / "mountinfo"
     table.write_text(
+        "30 1 0:26 / /proc rw - proc proc rw\n"
+        "31 1 0:41 / /srv/share rw - nfs4 nas:/export rw\n"
         "22 1 8:1 / / rw - ext4 /dev/sda1 rw\n"
-        "50 22 0:50 / /srv/share/cache rw - tmpfs tmpfs rw\n"
-        "51 22 0:51 / /srv/share rw - nfs4 nas:/export rw\n"  # over the parent, later
     )
-    assert fs_type("/srv/share/cache/x", str(table)) == "nfs4"
-    assert remote_fs("/srv/share/cache/x", str(table)) == "nfs4"
+    assert fs_type("/proc/self", str(table)) == "proc"
+    assert remote_fs("/srv/share/sessions", str(table)) == "nfs4"
+    assert fs_type("/home/u", str(table)) == "ext4"
 
 
 def test_wsl_s_windows_drive_is_found_wherever_wsl_conf_mounts_it(tmp_path: Path) -> None:
