@@ -16,6 +16,11 @@ if TYPE_CHECKING:
 #: Unix socket paths must fit in sun_path (104 bytes on macOS, 108 on Linux).
 SUN_PATH_MAX = 104
 
+#: The fix for a root behind a directory this user may not enter.
+UNREACHABLE_FIX = (
+    "give your user read and search access to it, or remove it from the host's roots / extra_roots"
+)
+
 
 def is_under(path: Path | str, root: Path | str) -> bool:
     """``path`` is ``root`` or inside it, lexically (as ``Path.relative_to``

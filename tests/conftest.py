@@ -41,3 +41,24 @@ def daemon_factory(tmp_path: Path) -> Iterator[DaemonFactory]:
     yield make
     for d in reversed(started):
         d.close()
+
+
+#: ``shared_mount(point, kind)``: this process sees ``point`` mounted as ``kind``.
+SharedMount = Callable[[Path, str], None]
+
+
+@pytest.fixture
+def shared_mount(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> SharedMount:
+    """A mount table of its own for this test (``/`` on ext4, plus ``point`` on
+    file system ``kind``), read by backscroll.mounts instead of the machine's."""
+    from backscroll import mounts
+
+    def mount(point: Path, kind: str) -> None:
+        table = tmp_path / "mountinfo"
+        table.write_text(
+            "22 1 8:1 / / rw - ext4 /dev/sda1 rw\n"
+            f"41 22 0:40 / {point.resolve()} rw,noatime - {kind} share rw\n"
+        )
+        monkeypatch.setattr(mounts, "MOUNTINFO", str(table))
+
+    return mount

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from backscroll import __version__, cli
+from tests.conftest import SharedMount
 from tests.daemon.harness import start_daemon
 
 FIXTURE = Path(__file__).parent / "fixtures" / "claude-code" / "spotter-tool_heavy.jsonl"
@@ -102,20 +103,13 @@ def test_doctor_estimates_inotify_watches_from_directories_under_roots(
 
 
 def test_doctor_says_which_roots_are_polled_because_they_are_on_a_share(
-    isolated_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    isolated_home: Path, shared_mount: SharedMount, capsys: pytest.CaptureFixture[str]
 ) -> None:
     if not Path("/proc/sys/fs/inotify/max_user_watches").exists():
         pytest.skip("no inotify limits here (not Linux)")
-    from backscroll import mounts
-
     projects = isolated_home / ".claude" / "projects"
     (projects / "-p0").mkdir(parents=True)
-    table = isolated_home / "mountinfo"
-    table.write_text(
-        "22 1 8:1 / / rw - ext4 /dev/sda1 rw\n"
-        f"41 22 0:40 / {projects.resolve()} rw - cifs //nas/home rw\n"
-    )
-    monkeypatch.setattr(mounts, "MOUNTINFO", str(table))
+    shared_mount(projects, "cifs")
     _code, found = doctor(capsys)
     detail = found["inotify"]["detail"]
     assert detail.startswith("inotify: about 0 watches needed")

@@ -11,7 +11,6 @@ share, WSL's Windows drives: mounts.py) is polled from the start.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import logging
 import os
@@ -37,7 +36,7 @@ from watchdog.observers import Observer
 from watchdog.observers.polling import PollingObserver
 
 from backscroll import mounts
-from backscroll.paths import is_under
+from backscroll.paths import UNREACHABLE_FIX, is_under
 
 log = logging.getLogger("backscroll.watcher")
 
@@ -166,9 +165,7 @@ class Watcher:
             log.warning(
                 "cannot watch root",
                 extra={"event": "watch_error", "host": root.host, "path": str(root.path),
-                       "error": str(exc),
-                       "fix": "give your user read and search access to it, or remove it "
-                       "from the host's roots / extra_roots"},
+                       "error": str(exc), "fix": UNREACHABLE_FIX},
             )  # fmt: skip
 
     def _arm_at(self, root: RootWatch) -> None:
@@ -328,21 +325,13 @@ class Watcher:
                 if watch not in (polled_dead if polled else dead):
                     continue
                 root = self.roots[path]
-                if polled:
-                    if root.watching is not None and not _is_dir(root.watching):
-                        log.info("polled directory removed; waiting for it to appear again",
-                                 extra={"event": "root_removed", "host": root.host,
-                                        "path": str(root.watching)})  # fmt: skip
-                    self._unwatch(path)
-                    root.mode = "waiting"
-                    self._arm(root)
-                    moved.append(path)
-                    continue
                 if root.watching is not None and not _is_dir(root.watching):
                     log.info("watched directory removed; waiting for it to appear again",
                              extra={"event": "root_removed", "host": root.host,
                                     "path": str(root.watching)})  # fmt: skip
                     root.mode = "waiting"
+                elif polled:
+                    root.mode = "waiting"  # (watched again as it is: polled if shared)
                 else:
                     log.warning(
                         "native watch stopped; polling instead",
@@ -350,11 +339,7 @@ class Watcher:
                                "path": str(path), "fix": INOTIFY_HINT},
                     )  # fmt: skip
                     root.mode = "polling"
-                self._watches.pop(path, None)
-                with contextlib.suppress(KeyError, ValueError, OSError):
-                    self.native.unschedule(watch)
-                root.watching = root.real = None
-                self._relink()
+                self._unwatch(path)
                 self._arm(root)
                 moved.append(path)
         return moved

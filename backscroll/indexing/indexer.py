@@ -27,7 +27,7 @@ from backscroll.indexing import parallel
 from backscroll.indexing.clean import Redactor, clean, redact_state, scrub
 from backscroll.indexing.parallel import Outcome
 from backscroll.model import Cursor, ReaderOptions, ReadResult
-from backscroll.paths import is_under
+from backscroll.paths import UNREACHABLE_FIX, is_under
 from backscroll.readers import READERS
 from backscroll.readers.base import HostEnv, Reader, is_settled, open_regular
 from backscroll.store import reredact
@@ -248,8 +248,7 @@ class Indexer:
                 self._unreachable.add(root)
                 _log(logging.WARNING, "cannot look into a root; skipped", event="root_unreachable",
                      host=spec.host, path=str(root), error=str(exc),
-                     fix="give your user read and search access to it, or remove it from "
-                     "the host's roots / extra_roots")  # fmt: skip
+                     fix=UNREACHABLE_FIX)  # fmt: skip
             return False
 
     def _project_files(self, seen: set[Path]) -> Iterator[Item]:

@@ -14,6 +14,7 @@ from watchdog.events import FileSystemEvent
 
 from backscroll.daemon.watcher import Watcher
 from backscroll.paths import is_under
+from tests.conftest import SharedMount
 
 
 class Sink:
@@ -273,23 +274,16 @@ def test_a_root_reached_through_a_symbolic_link_reports_changes_under_its_own_pa
 
 
 def test_a_root_on_a_shared_file_system_is_polled_and_its_changes_seen(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, shared_mount: SharedMount
 ) -> None:
     """inotify hears nothing of what another machine writes to a network share
     or what Windows writes under WSL's /mnt/c: such a root is polled from the
     start, while a root on a local file system keeps its native watch."""
-    from backscroll import mounts
-
     share = (tmp_path / "share").resolve()
     local = (tmp_path / "local").resolve()
     (share / "Cursor").mkdir(parents=True)
     (local / "projects").mkdir(parents=True)
-    table = tmp_path / "mountinfo"
-    table.write_text(
-        "22 1 8:1 / / rw - ext4 /dev/sda1 rw\n"
-        f"41 22 0:40 / {share} rw,noatime - 9p drvfs rw,aname=drvfs;path=C:\\\n"
-    )
-    monkeypatch.setattr(mounts, "MOUNTINFO", str(table))
+    shared_mount(share, "9p")
     with watching(("cursor", share / "Cursor"), ("claude-code", local / "projects")) as w:
         modes = {m["host"]: m["mode"] for m in w.watcher.modes()}
         assert modes == {"cursor": "polling", "claude-code": "inotify"}
@@ -331,19 +325,13 @@ def test_a_polled_root_that_is_deleted_and_made_again_is_watched_again(tmp_path:
 
 
 def test_a_root_on_a_shared_file_system_is_reported_as_polled_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, shared_mount: SharedMount, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Waited for through directories made one by one, a root on a share logs
     why it is polled once, not at every step."""
-    from backscroll import mounts
-
     share = (tmp_path / "share").resolve()
     share.mkdir()
-    table = tmp_path / "mountinfo"
-    table.write_text(
-        f"22 1 8:1 / / rw - ext4 /dev/sda1 rw\n41 22 0:40 / {share} rw - nfs4 n:/e rw\n"
-    )
-    monkeypatch.setattr(mounts, "MOUNTINFO", str(table))
+    shared_mount(share, "nfs4")
     root = share / "a" / "b" / "sessions"
     caplog.set_level("INFO", logger="backscroll.watcher")
     with watching(("codex", root)) as w:
