@@ -25,8 +25,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from itertools import chain, pairwise
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -157,11 +158,22 @@ def is_ignored_user_text(text: str) -> bool:
     return not text or text.startswith(_IGNORED_PREFIXES)
 
 
-def classify_user_text(text: str) -> Role | None:
-    """``user`` for a typed prompt, ``summary`` for a compression snapshot, None if ignored."""
+def classify_user_text(text: str, *, acked: bool = False) -> Role | None:
+    """``user`` for a typed prompt, ``summary`` for a compression snapshot (its
+    text holds the snapshot mark and the model's fixed acknowledgement follows
+    it: ``acked``), None if ignored. A typed prompt that quotes the mark is a prompt."""
     if is_ignored_user_text(text):
         return None
-    return "summary" if _SNAPSHOT_MARK in text else "user"
+    return "summary" if acked and _SNAPSHOT_MARK in text else "user"
+
+
+def is_compression_ack(msg: Any, assistant_type: str) -> bool:
+    """``msg`` is the model's fixed reply to a compression summary."""
+    return (
+        isinstance(msg, dict)
+        and msg.get("type") == assistant_type
+        and clean_text("\n".join(part_texts(msg.get("content")))) == _COMPRESSION_ACK
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,23 +213,34 @@ class Conversation:
     live: dict[str, Said | None] = field(default_factory=dict)
     archived: dict[str, Said] = field(default_factory=dict)
 
-    def message(self, msg: Mapping[str, Any], seq: int, fallback_key: str) -> Said | None:
-        """Apply one message record; returns what it makes indexable (or None)."""
+    def message(
+        self, msg: Mapping[str, Any], seq: int, fallback_key: str, *, acked: bool = False
+    ) -> Said | None:
+        """Apply one message record; returns what it makes indexable (or None).
+        ``acked``: the next message in the same list is the compression reply."""
         raw_id = msg.get("id")
         key = raw_id if isinstance(raw_id, str) and raw_id else fallback_key
-        said = self._said(msg, key, seq)
+        said = self._said(msg, key, seq, acked)
         self.archived.pop(key, None)
         self.live[key] = said
         return said
 
-    def _said(self, msg: Mapping[str, Any], key: str, seq: int) -> Said | None:
+    def messages(self, messages: Iterable[Any], seq: int, prefix: str) -> Iterator[Said | None]:
+        """Apply a list of messages in order (a checkpoint, a whole document): each
+        one's result, the n-th keyed ``<prefix><n>`` when it has no id."""
+        for i, (msg, after) in enumerate(pairwise(chain(messages, (None,)))):
+            if isinstance(msg, dict):
+                acked = is_compression_ack(after, self.assistant_type)
+                yield self.message(msg, seq + i, f"{prefix}{i}", acked=acked)
+
+    def _said(self, msg: Mapping[str, Any], key: str, seq: int, acked: bool) -> Said | None:
         kind = msg.get("type")
         timestamp = parse_time(msg.get("timestamp"))
         if kind == "user":
             shown = msg.get("displayContent")
             source = shown if shown is not None else msg.get("content")
             text = clean_text("\n".join(part_texts(source)))
-            role = classify_user_text(text)
+            role = classify_user_text(text, acked=acked)
             if role is None:
                 return None
             self.tainted = False
@@ -241,12 +264,7 @@ class Conversation:
         """``$set.messages``: the live list becomes ``messages``; dropped ones are archived."""
         old = self.live
         self.live = {}
-        out: list[Said] = []
-        for i, msg in enumerate(messages):
-            if isinstance(msg, dict):
-                said = self.message(msg, seq + i, f"o:{seq}#{i}")
-                if said is not None:
-                    out.append(said)
+        out = [said for said in self.messages(messages, seq, f"o:{seq}#") if said is not None]
         for key, said in old.items():
             if key not in self.live and said is not None:
                 self.archived[key] = said
@@ -387,9 +405,8 @@ class GeminiCliReader(BaseReader):
             return ReadResult(unsupported=f"unknown format (no sessionId/messages) in {path.name}")
         meta = _Meta()
         convo = Conversation(self.assistant_type)
-        for i, msg in enumerate(doc["messages"]):
-            if isinstance(msg, dict):
-                meta.touch(convo.message(msg, i, f"i:{i}"))
+        for said in convo.messages(doc["messages"], 0, "i:"):
+            meta.touch(said)
         return self._document_result(doc, meta, convo, project_dir, subagent, size)
 
     def _stream_document(
@@ -403,17 +420,20 @@ class GeminiCliReader(BaseReader):
         meta = _Meta()
         convo = Conversation(self.assistant_type)
         listed = False
-        i = 0
-        try:
+
+        def items() -> Iterator[Any]:
+            nonlocal listed
             for key, value in stream_members(path, "messages"):
                 if key == "messages.item":
-                    if isinstance(value, dict):
-                        meta.touch(convo.message(value, i, f"i:{i}"))
-                    i += 1
+                    yield value
                 elif value is ARRAY_START:
                     listed = True
                 else:
                     top[key] = value
+
+        try:
+            for said in convo.messages(items(), 0, "i:"):
+                meta.touch(said)
         except NotAnObject:
             listed = False  # a ValueError (truncated mid-write) propagates: retried
         if not (listed and isinstance(top.get("sessionId"), str)):

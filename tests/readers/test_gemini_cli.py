@@ -286,6 +286,53 @@ def test_a_rewound_first_prompt_does_not_stay_the_sessions_title(isolated_home: 
     assert grown.sessions["s1"].title == "What I meant to ask"
 
 
+SNAPSHOT = "<state_snapshot>keys rotate yearly</state_snapshot>"
+ACK = "Got it. Thanks for the additional context!"
+
+
+def test_a_typed_prompt_quoting_the_snapshot_mark_stays_a_prompt(isolated_home: Path) -> None:
+    records: list[object] = [
+        header(),
+        msg("u1", "user", f"Why does my summary start with {SNAPSHOT}?"),
+        msg("a1", "gemini", "That is the compression format."),
+        {"$set": {"messages": [msg("c1", "user", SNAPSHOT), msg("c2", "user", "Go on")]}},
+    ]
+    path = write_lines(project_dir(isolated_home) / "chats" / "session-q.jsonl", records)
+    index = read_fresh(reader, path)
+    # Neither is followed by the model's fixed reply: both were typed.
+    assert index.texts("user") == [f"Why does my summary start with {SNAPSHOT}?", SNAPSHOT, "Go on"]
+    assert index.texts("summary") == []
+    assert str(index.sessions["s1"].title).startswith("Why does my summary start with")
+    assert_incremental_equals_fresh(path, records)
+
+
+def test_a_compression_summary_in_a_legacy_document_is_a_summary(isolated_home: Path) -> None:
+    doc = {
+        **header("s9"),
+        "messages": [
+            msg("c1", "user", [{"text": SNAPSHOT}]),
+            msg("c2", "gemini", [{"text": ACK}]),
+            msg("u1", "user", "And expiry?"),
+        ],
+    }
+    path = project_dir(isolated_home) / "chats" / "session-2026-05-01T10-00-s9s9s9s9.json"
+    path.write_text(json.dumps(doc))
+    for opts in (ReaderOptions(), STREAMED):
+        result = reader.read(path, None, opts)
+        roles = {t.text: t.role for t in result.turns}
+        assert roles == {SNAPSHOT: "summary", "And expiry?": "user"}
+        assert result.sessions[0].title == "And expiry?"
+
+
+def assert_incremental_equals_fresh(path: Path, records: list[object]) -> None:
+    fresh = read_fresh(reader, path)
+    grown = MemoryIndex()
+    for n in range(1, len(records) + 1):
+        write_lines(path, records[:n])
+        grown.read(reader, path)
+    assert grown.texts() == fresh.texts() and grown.texts("summary") == fresh.texts("summary")
+
+
 def test_rewind_met_incrementally_rereads_the_whole_file(isolated_home: Path) -> None:
     path = write_lines(isolated_home / "life.jsonl", LIFE)
     dest = project_dir(isolated_home) / "chats" / "session-y.jsonl"
