@@ -3,18 +3,22 @@ seen by the next stat-only pass: the transcript is read again."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
 
+import pytest
+
 from backscroll import config, direct
+from backscroll.readers.kimi_cli import KimiCliReader
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SID = "049410b4-c1df-44ee-87a5-caa1c349091e"
 
 
-def _title(cfg: config.Config) -> str | None:
-    sessions = direct.query(cfg, "sessions", {"host": "copilot-cli"})["sessions"]
+def _title(cfg: config.Config, host: str = "copilot-cli") -> str | None:
+    sessions = direct.query(cfg, "sessions", {"host": host})["sessions"]
     assert len(sessions) == 1
     title: str | None = sessions[0]["title"]
     return title
@@ -45,3 +49,57 @@ def test_a_renamed_copilot_session_gets_its_new_title_on_the_next_pass(
     assert _title(cfg) == "Empty-cart pricing fix"
     again, _ = direct.index(cfg)
     assert again.files_changed == 0, "an unchanged sidecar must not force a re-read"
+
+
+KIMI_HASH = "fcfa19e37c9d6520c81afdca5fc8af94"
+KIMI_SID = "0c9d7a52-6e1b-4f3a-8d24-51b7e0a9c6f3"
+
+
+def _kimi_session(home: Path, store: str) -> tuple[Path, Path, str]:
+    """A Kimi CLI or Kimi Code session: (its wire, its state.json, the title key)."""
+    kimi = FIXTURES / "kimi-cli"
+    if store == "cli":
+        session = home / ".kimi" / "sessions" / KIMI_HASH / KIMI_SID
+        wire = session / "wire.jsonl"
+        wire.parent.mkdir(parents=True)
+        shutil.copy(kimi / "constructed-wire.jsonl", wire)
+        shutil.copy(kimi / "constructed-state.json", session / "state.json")
+        return wire, session / "state.json", "custom_title"
+    session = home / ".kimi-code" / "sessions" / "wd_demo_0123456789ab" / "session_fixture01"
+    wire = session / "agents" / "main" / "wire.jsonl"
+    wire.parent.mkdir(parents=True)
+    shutil.copy(kimi / "agent-sessions-kimi-code-small.wire.jsonl", wire)
+    shutil.copy(kimi / "agent-sessions-kimi-code-state.json", session / "state.json")
+    return wire, session / "state.json", "title"
+
+
+@pytest.mark.parametrize("store", ["cli", "code"])
+def test_a_renamed_kimi_session_gets_its_new_title_on_the_next_pass(
+    isolated_home: Path, store: str
+) -> None:
+    wire, state_file, key = _kimi_session(isolated_home, store)
+    cfg = config.load()
+    direct.index(cfg)
+    assert _title(cfg, "kimi-cli") != "Protoc hint"
+    state = json.loads(state_file.read_text())
+    state[key] = "Protoc hint"
+    state_file.write_text(json.dumps(state))
+    later = wire.stat().st_mtime_ns + 5_000_000_000
+    os.utime(state_file, ns=(later, later))
+    summary, _totals = direct.index(cfg)
+    assert summary.files_changed == 1
+    assert _title(cfg, "kimi-cli") == "Protoc hint"
+    again, _ = direct.index(cfg)
+    assert again.files_changed == 0, "an unchanged state.json must not force a re-read"
+
+
+def test_a_kimi_state_json_change_maps_to_its_sessions_main_wire(isolated_home: Path) -> None:
+    reader = KimiCliReader()
+    for store in ("cli", "code"):
+        wire, state_file, _key = _kimi_session(isolated_home, store)
+        assert reader.source_for(state_file) == wire  # what a watch event resolves to
+        assert reader.sidecars(wire) == [state_file]
+    internal = isolated_home / ".kimi-code" / "sessions" / "wd_demo_0123456789ab" / "ctitle-abc"
+    assert reader.source_for(internal / "state.json") is None
+    sub = wire.parent.parent / "agent-7" / "wire.jsonl"
+    assert reader.sidecars(sub) == []

@@ -28,8 +28,9 @@ Two stores, one host (``shared/formats/kimi-cli/README.md``):
 Which vocabulary a wire speaks is told by its first record after the header.
 Sub-agent wires (Kimi CLI ``subagents/<agent>/``, Kimi Code agents other than
 ``main``) belong to their session, marked as a sub-agent's, and are read only
-when ``include_subagents`` is on. ``state.json`` and ``kimi.json`` are read at
-each read of the wire, not watched: a rename shows with the next appended line.
+when ``include_subagents`` is on. ``state.json`` is the main wire's sidecar: a
+rename (``/title``) re-reads the wire, with the daemon running or at the next
+pass. ``kimi.json`` is read again when it changes, at the next read of a wire.
 ``/undo`` and ``/fork`` copy a wire into a new session, so such turns appear in
 both sessions. Kimi Work's desktop home is not a default root (its path is
 only partly known): point ``hosts.kimi-cli.roots`` at its ``sessions``.
@@ -63,6 +64,8 @@ from backscroll.readers.base import (
 from backscroll.readers.streamed import Runs
 
 WIRE = "wire.jsonl"
+#: Beside a session's wire: its title (a rename rewrites it, not the wire).
+STATE = "state.json"
 _CONTEXT = re.compile(r"^context(_\d+)?\.jsonl$")
 _COMPACTED = "<system>Previous context has been compacted."
 _INTERNAL = ("ctitle-", "sklsum-", "dvlt-")
@@ -94,6 +97,15 @@ def _layout(path: Path) -> tuple[str, Path, str | None] | None:
     if parent.parent.parent.name == "sessions":  # Kimi CLI: sessions/<hash>/<id>/wire.jsonl
         return "cli", parent, None
     return None
+
+
+def _main_wire(session_dir: Path) -> Path | None:
+    """The wire of a session directory's top agent: Kimi Code's ``agents/main``
+    when it has one, else Kimi CLI's own (None for Kimi Work's internal sessions)."""
+    if session_dir.name.startswith(_INTERNAL):
+        return None
+    code = session_dir / "agents" / "main" / WIRE
+    return code if code.exists() else session_dir / WIRE
 
 
 class _WorkDirs:
@@ -139,9 +151,17 @@ class KimiCliReader(BaseReader):
     def source_for(self, path: Path) -> Path | None:
         if path.name == WIRE:
             return path if _layout(path) is not None else None
+        if path.name == STATE and path.parent.parent.parent.name == "sessions":
+            return _main_wire(path.parent)  # a rename: the session's wire is read again
         if _CONTEXT.match(path.name) and path.parent.parent.parent.name == "sessions":
             return path  # Kimi CLI context files: read for the compaction summary
         return None
+
+    def sidecars(self, path: Path) -> list[Path]:
+        layout = _layout(path) if path.name == WIRE else None
+        if layout is None or layout[2] is not None:
+            return []  # (a sub-agent's wire names no title)
+        return [layout[1] / STATE]
 
     def read(self, path: Path, prev: Cursor | None, opts: ReaderOptions) -> ReadResult:
         if path.name != WIRE:
@@ -185,7 +205,7 @@ class KimiCliReader(BaseReader):
 
     def _session(self, store: str, session_dir: Path, parser: _Parser) -> Session:
         sid = session_dir.name
-        meta = _json_file(session_dir / "state.json")
+        meta = _json_file(session_dir / STATE)
         if store == "code":
             work = meta.get("workDir")
             project = work if is_absolute_path(work) else parser.cwd
