@@ -88,9 +88,16 @@ def test_a_renamed_kimi_session_gets_its_new_title_on_the_next_pass(
     os.utime(state_file, ns=(later, later))
     summary, _totals = direct.index(cfg)
     assert summary.files_changed == 1
+    assert summary.bytes_read == 0, "the wire is read on from its end, not again whole"
     assert _title(cfg, "kimi-cli") == "Protoc hint"
     again, _ = direct.index(cfg)
     assert again.files_changed == 0, "an unchanged state.json must not force a re-read"
+    line = wire.read_bytes().splitlines(keepends=True)[-1]
+    with wire.open("ab") as fh:  # and an append still costs only its own bytes
+        fh.write(line)
+    grown, _ = direct.index(cfg)
+    assert grown.bytes_read == len(line)
+    assert _title(cfg, "kimi-cli") == "Protoc hint"
 
 
 def test_a_kimi_state_json_change_maps_to_its_sessions_main_wire(isolated_home: Path) -> None:
@@ -103,3 +110,6 @@ def test_a_kimi_state_json_change_maps_to_its_sessions_main_wire(isolated_home: 
     assert reader.source_for(internal / "state.json") is None
     sub = wire.parent.parent / "agent-7" / "wire.jsonl"
     assert reader.sidecars(sub) == []
+    fresh = isolated_home / ".kimi-code" / "sessions" / "wd_demo_0123456789ab" / "session_new"
+    fresh.mkdir()
+    assert reader.source_for(fresh / "state.json") is None  # no wire yet: nothing to read

@@ -75,7 +75,8 @@ class Item:
     spec: HostSpec
     path: Path
     #: A sidecar of the transcript changed (workspace.yaml, history_item.json):
-    #: its stat says nothing, so read it again whole.
+    #: its stat says nothing, so read it again (whole, unless the reader's
+    #: ``sidecars_reread_whole`` is False).
     forced: bool = False
 
 
@@ -301,7 +302,7 @@ class Indexer:
                     prev = None
                 elif row.tail_hash and tail_hash(item.path, row.position) != row.tail_hash:
                     prev = None  # rewritten in place behind an unchanged head
-            if forced:
+            if forced and item.spec.reader.sidecars_reread_whole:
                 prev = None
         return Plan(item, st, row, prev)
 

@@ -176,6 +176,11 @@ class Reader(Protocol):
     project_files: ClassVar[tuple[str, ...]]
     #: Watch the roots recursively (False: only the root directory itself).
     recursive_watch: ClassVar[bool]
+    #: A changed sidecar (:meth:`sidecars`) has the transcript read again from
+    #: its start. False: from where the last read ended, for a reader whose
+    #: every read returns its session with the sidecar's metadata (a sidecar
+    #: rewritten at every turn then costs no whole re-read).
+    sidecars_reread_whole: ClassVar[bool]
 
     def roots(self, env: HostEnv) -> list[Path]:
         """Default directories to watch and scan, existing or not."""
@@ -243,6 +248,7 @@ class BaseReader:
     #: Watch roots recursively. False for a root that holds much besides the
     #: transcripts (Hermes keeps its own checkout beside state.db).
     recursive_watch: ClassVar[bool] = True
+    sidecars_reread_whole: ClassVar[bool] = True
 
     def roots(self, env: HostEnv) -> list[Path]:
         raise NotImplementedError

@@ -26,8 +26,7 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
-from itertools import chain, pairwise
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -158,20 +157,17 @@ def is_ignored_user_text(text: str) -> bool:
     return not text or text.startswith(_IGNORED_PREFIXES)
 
 
-def classify_user_text(text: str, *, acked: bool = False) -> Role | None:
-    """``user`` for a typed prompt, ``summary`` for a compression snapshot (its
-    text holds the snapshot mark and the model's fixed acknowledgement follows
-    it: ``acked``), None if ignored. A typed prompt that quotes the mark is a prompt."""
-    if is_ignored_user_text(text):
-        return None
-    return "summary" if acked and _SNAPSHOT_MARK in text else "user"
+def classify_user_text(text: str) -> Role | None:
+    """``user`` for a typed prompt, None if ignored. A compression summary is
+    told only by the model's fixed reply after it (:meth:`Conversation.message`):
+    a typed prompt may quote the snapshot mark."""
+    return None if is_ignored_user_text(text) else "user"
 
 
-def is_compression_ack(msg: Any, assistant_type: str) -> bool:
+def is_compression_ack(msg: Mapping[str, Any], assistant_type: str) -> bool:
     """``msg`` is the model's fixed reply to a compression summary."""
     return (
-        isinstance(msg, dict)
-        and msg.get("type") == assistant_type
+        msg.get("type") == assistant_type
         and clean_text("\n".join(part_texts(msg.get("content")))) == _COMPRESSION_ACK
     )
 
@@ -213,34 +209,61 @@ class Conversation:
     live: dict[str, Said | None] = field(default_factory=dict)
     archived: dict[str, Said] = field(default_factory=dict)
 
-    def message(
-        self, msg: Mapping[str, Any], seq: int, fallback_key: str, *, acked: bool = False
-    ) -> Said | None:
+    def message(self, msg: Mapping[str, Any], seq: int, fallback_key: str) -> Said | None:
         """Apply one message record; returns what it makes indexable (or None).
-        ``acked``: the next message in the same list is the compression reply."""
-        raw_id = msg.get("id")
-        key = raw_id if isinstance(raw_id, str) and raw_id else fallback_key
-        said = self._said(msg, key, seq, acked)
+        The compression reply turns the message before it, a prompt holding the
+        snapshot mark, into the summary it is (see :meth:`summary_before`)."""
+        key = self._key_of(msg, fallback_key)
+        said = self._said(msg, key, seq)
         self.archived.pop(key, None)
         self.live[key] = said
+        if said is None and is_compression_ack(msg, self.assistant_type):
+            keys = list(self.live)
+            at = keys.index(key)
+            if at > 0:
+                self._summary(keys[at - 1])
         return said
 
-    def messages(self, messages: Iterable[Any], seq: int, prefix: str) -> Iterator[Said | None]:
-        """Apply a list of messages in order (a checkpoint, a whole document): each
-        one's result, the n-th keyed ``<prefix><n>`` when it has no id."""
-        for i, (msg, after) in enumerate(pairwise(chain(messages, (None,)))):
-            if isinstance(msg, dict):
-                acked = is_compression_ack(after, self.assistant_type)
-                yield self.message(msg, seq + i, f"{prefix}{i}", acked=acked)
+    def messages(self, messages: Iterable[Any], seq: int, prefix: str) -> list[Said]:
+        """Apply a list of messages in order (a checkpoint, a whole document), the
+        n-th keyed ``<prefix><n>`` when it has no id; returns what they make
+        indexable, as it stands after the whole list."""
+        keys: list[str] = []
+        for i, msg in enumerate(messages):
+            if isinstance(msg, dict) and self.message(msg, seq + i, f"{prefix}{i}") is not None:
+                keys.append(self._key_of(msg, f"{prefix}{i}"))
+        return [said for said in map(self.live.get, keys) if said is not None]
 
-    def _said(self, msg: Mapping[str, Any], key: str, seq: int, acked: bool) -> Said | None:
+    @staticmethod
+    def _key_of(msg: Mapping[str, Any], fallback_key: str) -> str:
+        raw_id = msg.get("id")
+        return raw_id if isinstance(raw_id, str) and raw_id else fallback_key
+
+    def _summary(self, key: str) -> None:
+        """The message at ``key``, answered by the compression reply: a prompt
+        holding the snapshot mark is the compression summary, not a prompt."""
+        said = self.live.get(key)
+        if said is None or said.role != "user" or _SNAPSHOT_MARK not in said.text:
+            return
+        self.live[key] = replace(said, role="summary")
+        if self.first_user_key == key:
+            self._first_user_again()
+
+    def _first_user_again(self) -> None:
+        """The prompt that named the session is gone (or was a summary): the next one does."""
+        users = sorted((s for s in self.said() if s.role == "user"), key=lambda s: s.seq)
+        first = users[0] if users else None
+        self.first_user = first.text if first else None
+        self.first_user_key = first.key if first else None
+
+    def _said(self, msg: Mapping[str, Any], key: str, seq: int) -> Said | None:
         kind = msg.get("type")
         timestamp = parse_time(msg.get("timestamp"))
         if kind == "user":
             shown = msg.get("displayContent")
             source = shown if shown is not None else msg.get("content")
             text = clean_text("\n".join(part_texts(source)))
-            role = classify_user_text(text, acked=acked)
+            role = classify_user_text(text)
             if role is None:
                 return None
             self.tainted = False
@@ -264,7 +287,7 @@ class Conversation:
         """``$set.messages``: the live list becomes ``messages``; dropped ones are archived."""
         old = self.live
         self.live = {}
-        out = [said for said in self.messages(messages, seq, f"o:{seq}#") if said is not None]
+        out = self.messages(messages, seq, f"o:{seq}#")
         for key, said in old.items():
             if key not in self.live and said is not None:
                 self.archived[key] = said
@@ -277,11 +300,7 @@ class Conversation:
         for key in keys[cut:]:
             del self.live[key]
         if self.first_user_key in keys[cut:]:
-            # The prompt that named the session was taken back: the next one does.
-            users = sorted((s for s in self.said() if s.role == "user"), key=lambda s: s.seq)
-            first = users[0] if users else None
-            self.first_user = first.text if first else None
-            self.first_user_key = first.key if first else None
+            self._first_user_again()  # the prompt that named the session was taken back
 
     def said(self) -> list[Said]:
         return [*self.archived.values(), *(s for s in self.live.values() if s is not None)]
@@ -555,6 +574,10 @@ class GeminiCliReader(BaseReader):
                         fresh[kept.key] = kept
             elif "type" in obj:
                 said = convo.message(obj, line.offset, f"o:{line.offset}")
+                if said is None and is_compression_ack(obj, self.assistant_type):
+                    # It makes the message before it a summary, which may have
+                    # come in an earlier read: read the file again whole.
+                    return self._read_log_whole(path, project_dir, subagent, opts)
                 meta.touch(said)
                 if said is not None:
                     fresh[said.key] = said

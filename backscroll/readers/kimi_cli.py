@@ -29,8 +29,9 @@ Which vocabulary a wire speaks is told by its first record after the header.
 Sub-agent wires (Kimi CLI ``subagents/<agent>/``, Kimi Code agents other than
 ``main``) belong to their session, marked as a sub-agent's, and are read only
 when ``include_subagents`` is on. ``state.json`` is the main wire's sidecar: a
-rename (``/title``) re-reads the wire, with the daemon running or at the next
-pass. ``kimi.json`` is read again when it changes, at the next read of a wire.
+rename (``/title``) has the wire read again from where the last read ended
+(every read returns the session with the title), with the daemon running or at
+the next pass. ``kimi.json`` is read again when it changes, at the next read of a wire.
 ``/undo`` and ``/fork`` copy a wire into a new session, so such turns appear in
 both sessions. Kimi Work's desktop home is not a default root (its path is
 only partly known): point ``hosts.kimi-cli.roots`` at its ``sessions``.
@@ -101,11 +102,14 @@ def _layout(path: Path) -> tuple[str, Path, str | None] | None:
 
 def _main_wire(session_dir: Path) -> Path | None:
     """The wire of a session directory's top agent: Kimi Code's ``agents/main``
-    when it has one, else Kimi CLI's own (None for Kimi Work's internal sessions)."""
+    or Kimi CLI's own; None for Kimi Work's internal sessions and before a wire
+    exists."""
     if session_dir.name.startswith(_INTERNAL):
         return None
-    code = session_dir / "agents" / "main" / WIRE
-    return code if code.exists() else session_dir / WIRE
+    for wire in (session_dir / "agents" / "main" / WIRE, session_dir / WIRE):
+        if wire.exists():
+            return wire
+    return None  # (no wire yet: its own creation will be seen)
 
 
 class _WorkDirs:
@@ -156,6 +160,10 @@ class KimiCliReader(BaseReader):
         if _CONTEXT.match(path.name) and path.parent.parent.parent.name == "sessions":
             return path  # Kimi CLI context files: read for the compaction summary
         return None
+
+    #: Every read returns the session with state.json's title (the parser's state
+    #: carries the rest), and Kimi Code rewrites state.json at every prompt.
+    sidecars_reread_whole: ClassVar[bool] = False
 
     def sidecars(self, path: Path) -> list[Path]:
         layout = _layout(path) if path.name == WIRE else None

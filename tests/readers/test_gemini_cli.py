@@ -324,13 +324,36 @@ def test_a_compression_summary_in_a_legacy_document_is_a_summary(isolated_home: 
         assert result.sessions[0].title == "And expiry?"
 
 
+def test_a_summary_and_its_reply_appended_one_record_each_is_a_summary(
+    isolated_home: Path,
+) -> None:
+    # A resumed legacy .json is copied into a .jsonl one message per record; the
+    # reply may also be recorded empty first, then with its text (same id).
+    records: list[object] = [
+        header("s5"),
+        msg("c1", "user", [{"text": SNAPSHOT}]),
+        msg("c2", "gemini", ""),
+        msg("c2", "gemini", [{"text": ACK}]),
+        msg("u1", "user", "And expiry?"),
+        msg("a1", "gemini", "Ninety days."),
+    ]
+    path = write_lines(project_dir(isolated_home) / "chats" / "session-s5.jsonl", records)
+    index = read_fresh(reader, path)
+    assert index.texts("summary") == [SNAPSHOT]
+    assert index.texts("user") == ["And expiry?"]
+    assert index.sessions["s5"].title == "And expiry?"
+    assert_incremental_equals_fresh(path, records)
+
+
 def assert_incremental_equals_fresh(path: Path, records: list[object]) -> None:
+    """Appending the records one at a time, read after each, ends as a fresh read."""
     fresh = read_fresh(reader, path)
     grown = MemoryIndex()
     for n in range(1, len(records) + 1):
         write_lines(path, records[:n])
         grown.read(reader, path)
-    assert grown.texts() == fresh.texts() and grown.texts("summary") == fresh.texts("summary")
+    assert grown.comparable() == fresh.comparable()
+    assert grown.sessions == fresh.sessions
 
 
 def test_rewind_met_incrementally_rereads_the_whole_file(isolated_home: Path) -> None:
