@@ -46,6 +46,7 @@ def test_a_renamed_copilot_session_gets_its_new_title_on_the_next_pass(
     os.utime(workspace, ns=(later, later))
     summary, _totals = direct.index(cfg)
     assert summary.files_changed == 1
+    assert summary.bytes_read == 0, "events.jsonl is read on from its end, not again whole"
     assert _title(cfg) == "Empty-cart pricing fix"
     again, _ = direct.index(cfg)
     assert again.files_changed == 0, "an unchanged sidecar must not force a re-read"

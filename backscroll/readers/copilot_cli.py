@@ -3,7 +3,8 @@
 The transcript is an append-only stream of typed events
 (``shared/formats/copilot-cli/README.md``); ``workspace.yaml`` next to it holds
 the title (``name``) and ``cwd`` and is rewritten in place, so a change to it
-re-reads the session's ``events.jsonl`` (no new lines, fresh metadata).
+reads the session's ``events.jsonl`` on from where the last read ended (no new
+lines, fresh metadata).
 Older layouts: a flat ``session-state/<id>.jsonl`` with the same events, and
 ``history-session-state/*.json`` documents (best effort).
 
@@ -201,6 +202,11 @@ class CopilotCliReader(BaseReader):
                 if base is not None and base / sub not in out:
                     out.append(base / sub)
         return out
+
+    #: Every read returns the session with workspace.yaml's name and cwd (the
+    #: saved progress carries the rest), and workspace.yaml is rewritten as its
+    #: metadata changes (``updated_at``): no whole re-read for that.
+    sidecars_reread_whole: ClassVar[bool] = False
 
     def sidecars(self, path: Path) -> list[Path]:
         return [path.parent / "workspace.yaml"] if path.name == "events.jsonl" else []
