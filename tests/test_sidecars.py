@@ -82,6 +82,7 @@ def test_a_renamed_kimi_session_gets_its_new_title_on_the_next_pass(
     cfg = config.load()
     direct.index(cfg)
     assert _title(cfg, "kimi-cli") != "Protoc hint"
+    turns = direct.query(cfg, "status", {})["hosts"]["kimi-cli"]["turns"]
     state = json.loads(state_file.read_text())
     state[key] = "Protoc hint"
     state_file.write_text(json.dumps(state))
@@ -91,6 +92,7 @@ def test_a_renamed_kimi_session_gets_its_new_title_on_the_next_pass(
     assert summary.files_changed == 1
     assert summary.bytes_read == 0, "the wire is read on from its end, not again whole"
     assert _title(cfg, "kimi-cli") == "Protoc hint"
+    assert direct.query(cfg, "status", {})["hosts"]["kimi-cli"]["turns"] == turns
     again, _ = direct.index(cfg)
     assert again.files_changed == 0, "an unchanged state.json must not force a re-read"
     line = wire.read_bytes().splitlines(keepends=True)[-1]

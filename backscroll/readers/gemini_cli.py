@@ -212,7 +212,7 @@ class Conversation:
     def message(self, msg: Mapping[str, Any], seq: int, fallback_key: str) -> Said | None:
         """Apply one message record; returns what it makes indexable (or None).
         The compression reply turns the message before it, a prompt holding the
-        snapshot mark, into the summary it is (see :meth:`summary_before`)."""
+        snapshot mark, into the summary it is (:meth:`_summary`)."""
         key = self._key_of(msg, fallback_key)
         said = self._said(msg, key, seq)
         self.archived.pop(key, None)
