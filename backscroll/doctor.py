@@ -367,18 +367,10 @@ def _shared_roots(roots: list[Path]) -> dict[Path, str]:
     """Existing roots on a file system other machines write to (mounts.REMOTE):
     the daemon polls them."""
     from backscroll.mounts import remote_fs
+    from backscroll.paths import is_dir_quietly
 
-    out: dict[Path, str] = {}
-    for root in roots:
-        try:
-            if not root.is_dir():
-                continue
-        except OSError:
-            continue
-        kind = remote_fs(os.path.realpath(root))
-        if kind is not None:
-            out[root] = kind
-    return out
+    kinds = {r: remote_fs(os.path.realpath(r)) for r in roots if is_dir_quietly(r)}
+    return {root: kind for root, kind in kinds.items() if kind is not None}
 
 
 def _userns_blocked() -> str | None:

@@ -29,6 +29,15 @@ def is_under(path: Path | str, root: Path | str) -> bool:
     return p == r or p.startswith(r if r.endswith(os.sep) else r + os.sep)
 
 
+def is_dir_quietly(path: Path) -> bool:
+    """``path`` is a directory; False, not an exception, when a directory above
+    it denies access (a root behind another user's profile)."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
+
+
 def _env(name: str) -> str | None:
     value = os.environ.get(name, "").strip()
     return os.path.expanduser(value) if value else None

@@ -36,7 +36,7 @@ from watchdog.observers import Observer
 from watchdog.observers.polling import PollingObserver
 
 from backscroll import mounts
-from backscroll.paths import UNREACHABLE_FIX, is_under
+from backscroll.paths import UNREACHABLE_FIX, is_dir_quietly, is_under
 
 log = logging.getLogger("backscroll.watcher")
 
@@ -325,7 +325,7 @@ class Watcher:
                 if watch not in (polled_dead if polled else dead):
                     continue
                 root = self.roots[path]
-                if root.watching is not None and not _is_dir(root.watching):
+                if root.watching is not None and not is_dir_quietly(root.watching):
                     log.info("watched directory removed; waiting for it to appear again",
                              extra={"event": "root_removed", "host": root.host,
                                     "path": str(root.watching)})  # fmt: skip
@@ -349,12 +349,3 @@ class Watcher:
             return [
                 {"host": r.host, "path": str(r.path), "mode": r.mode} for r in self.roots.values()
             ]
-
-
-def _is_dir(path: Path) -> bool:
-    """``path`` is a directory; False (not an exception) when a directory above
-    it denies access."""
-    try:
-        return path.is_dir()
-    except OSError:
-        return False
