@@ -3,10 +3,10 @@ projects dropped, and lone surrogates (valid JSON escapes that SQLite cannot
 encode as UTF-8) replaced, so one such prompt cannot fail a whole batch.
 
 Redaction covers every piece of prose that is stored: a turn's text and note,
-a session's title and resume command, and every string in the reader's saved
-memo (``files.state``: a title candidate, the first prompt). Ids, keys, paths
-and project directories are stored as they are: they are how a turn is found
-again."""
+a session's title and resume command, and the prose in the reader's saved memo
+(``files.state``: a title candidate, the first prompt; see backscroll.memo).
+Ids, keys, paths and project directories are stored as they are: they are how a
+turn is found again."""
 
 from __future__ import annotations
 
@@ -16,7 +16,9 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Protocol, TypeVar
 
+from backscroll.memo import map_prose, without_prose
 from backscroll.model import ReadResult, Session, Turn
+from backscroll.paths import is_under
 
 _T = TypeVar("_T", Turn, Session)
 
@@ -48,13 +50,15 @@ class LazyRedactor:
 def clean(
     result: ReadResult, redactor: Redactor | None, excluded_projects: Iterable[str]
 ) -> ReadResult:
-    """Redact secrets, drop excluded projects and replace lone surrogates before
-    anything is stored."""
-    excluded = {os.path.normpath(p) for p in excluded_projects}
+    """Redact secrets, drop excluded projects (and everything under them) and
+    replace lone surrogates before anything is stored. A read that held an
+    excluded session keeps no prose in its memo: the title candidate or first
+    prompt may be that session's."""
+    excluded = [os.path.normpath(os.path.expanduser(p)) for p in excluded_projects]
     drop = {
         s.session_id
         for s in result.sessions
-        if s.project and os.path.normpath(s.project) in excluded
+        if s.project and _under_any(os.path.normpath(s.project), excluded)
     }
     if redactor is None and not drop and not _has_surrogates(result):
         return result
@@ -71,9 +75,10 @@ def clean(
             return s
         return _redacted(s, redactor, "title", "resume_command")
 
+    state = without_prose(result.state) if drop else result.state
     return dataclasses.replace(
         result,
-        state=redact_state(result.state, redactor) if redactor else result.state,
+        state=redact_state(state, redactor) if redactor else state,
         turns=tuple(turn(t) for t in result.turns if t.session_id not in drop),
         sessions=tuple(session(s) for s in result.sessions if s.session_id not in drop),
         replaced_sessions=frozenset(map(scrub, result.replaced_sessions)),
@@ -93,14 +98,14 @@ def _redacted(obj: _T, redactor: Redactor, *names: str) -> _T:
 
 
 def redact_state(state: Any, redactor: Redactor) -> Any:
-    """Every string value in a reader's saved memo, redacted (keys are ids)."""
-    if isinstance(state, str):
-        return redactor.redact(state) if state else state
-    if isinstance(state, Mapping):
-        return {k: redact_state(v, redactor) for k, v in state.items()}
-    if isinstance(state, list | tuple):
-        return [redact_state(v, redactor) for v in state]
-    return state
+    """A reader's saved memo with its prose redacted (backscroll.memo): ids,
+    paths and fingerprints stay as the reader wrote them, so that its next read
+    finds the same session and project."""
+    return map_prose(state, redactor.redact)
+
+
+def _under_any(project: str, roots: list[str]) -> bool:
+    return any(is_under(project, root) for root in roots)
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

@@ -126,7 +126,7 @@ def build_hosts(config: Config, env: HostEnv | None = None) -> list[HostSpec]:
                     max_document_bytes=config.index.max_document_bytes,
                     stream_document_bytes=config.index.stream_document_bytes,
                 ),
-                exclude=tuple(hc.exclude) + tuple(config.exclude.paths),
+                exclude=tuple(os.path.expanduser(p) for p in (*hc.exclude, *config.exclude.paths)),
             )
         )
     return specs

@@ -666,12 +666,27 @@ def path_from_uri(value: object, *, plain_paths: bool = False) -> str | None:
 
 
 def first_line_title(text: str, limit: int = 80) -> str:
-    """A title from a prompt: its first non-empty line, cut to ``limit`` characters."""
+    """A title from a prompt: its first non-empty line, cut to ``limit`` characters.
+
+    The cut falls between words: a word it would split is left out whole, and a
+    line whose first word is longer than the limit gives no title. Titles are
+    redacted after this, and half a token no longer has the shape that marks it
+    as a secret."""
     for line in text.splitlines():
         line = line.strip()
-        if line:
-            return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+        if not line:
+            continue
+        if len(line) <= limit:
+            return line
+        head = line[: limit - 1]
+        if not line[limit - 1].isspace():
+            head = _PARTIAL_WORD.sub("", head)
+        head = head.rstrip()
+        return head + "…" if head else ""
     return ""
+
+
+_PARTIAL_WORD = re.compile(r"\S+$")
 
 
 # Tools that bring content from outside the machine into the conversation. An

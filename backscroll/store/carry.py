@@ -13,6 +13,7 @@ read on its own, and what could not be read is reported, never silently lost.
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 from collections.abc import Callable
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from backscroll.memo import map_prose
 from backscroll.store import schema
 from backscroll.store.writer import IndexWriter
 
@@ -112,6 +114,8 @@ def _carry(
                 values["missing"] = 1
             if redact and values.get("error"):
                 values["error"] = redact(str(values["error"]))
+            if redact and values.get("state"):
+                values["state"] = _redacted_memo(str(values["state"]), redact)
             cur = new.execute(
                 f"INSERT INTO files ({', '.join(values)})"
                 f" VALUES ({', '.join('?' for _ in values)})",
@@ -185,6 +189,8 @@ def _carry_session(
         return None
     if redact and title:
         title = redact(str(title))
+    if redact and resume:
+        resume = redact(str(resume))
     new.execute(
         "INSERT OR IGNORE INTO sessions (host, session_id, project, title, started_at,"
         " updated_at, resume_command, source_path, parent_session_id)"
@@ -195,3 +201,13 @@ def _carry_session(
         "SELECT id FROM sessions WHERE host = ? AND session_id = ?", (host, sid)
     ).fetchone()
     return int(found[0])
+
+
+def _redacted_memo(state: str, redact: Redact) -> str:
+    """A kept file's saved memo with its prose redacted (an unreadable one is
+    dropped: the memo of a file that is not read again is not needed)."""
+    try:
+        parsed = json.loads(state)
+    except ValueError:
+        return "{}"
+    return json.dumps(map_prose(parsed, redact), separators=(",", ":"))

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from backscroll.memo import without_prose
 from backscroll.store import exclusions as names
 from backscroll.store import schema
 from backscroll.store.writer import IndexWriter
@@ -111,12 +112,12 @@ def forget(writer: IndexWriter, sel: Selection, *, exclude: bool = False) -> For
             " (SELECT 1 FROM turns WHERE turns.session = sessions.id)"
         )
         # A reader's saved memo can hold prose (a title candidate): a file left
-        # with no turns keeps its position (so it is not re-read) but not its memo.
-        writer.conn.executemany(
-            "UPDATE files SET state = '{}' WHERE id = ?"
-            " AND NOT EXISTS (SELECT 1 FROM turns WHERE turns.file = files.id)",
-            [(f[0],) for f in files if f[0] is not None],
-        )
+        # with no turns keeps its position (so it is not re-read) and the ids
+        # and paths of its memo (so that its next turns still name their
+        # project, which an exclusion may keep out), not its prose.
+        for (file_id,) in files:
+            if file_id is not None:
+                _drop_memo_prose(writer, int(file_id))
         copies.remove(writer)
         if exclude:
             report.excluded = _exclude(writer, sel, ids)
@@ -198,6 +199,25 @@ class _Copies:
                     "UPDATE files SET state = ? WHERE id = ?",
                     (json.dumps(cleaned, separators=(",", ":")), rowid),
                 )
+
+
+def _drop_memo_prose(writer: IndexWriter, file_id: int) -> None:
+    row = writer.conn.execute(
+        "SELECT state FROM files WHERE id = ?"
+        " AND NOT EXISTS (SELECT 1 FROM turns WHERE turns.file = files.id)",
+        (file_id,),
+    ).fetchone()
+    if row is None:
+        return
+    try:
+        state = json.loads(row[0]) if row[0] else {}
+    except ValueError:
+        state = {}
+    kept = without_prose(state) if isinstance(state, dict) else {}
+    writer.conn.execute(
+        "UPDATE files SET state = ? WHERE id = ?",
+        (json.dumps(kept, separators=(",", ":")), file_id),
+    )
 
 
 def _copied(value: str, texts: list[str]) -> bool:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from backscroll.errors import DatabaseError
+from backscroll.memo import without_prose
 from backscroll.model import ReadResult, Session, Turn
 from backscroll.store import fts, schema
 
@@ -333,6 +334,11 @@ class IndexWriter:
         skip = self._excluded_sessions(update.host, sessions)
         if skip:
             sessions = {k: v for k, v in sessions.items() if k not in skip}
+            # The memo's title candidate or first prompt may be a kept-out session's.
+            self.conn.execute(
+                "UPDATE files SET state = ? WHERE id = ?",
+                (json.dumps(without_prose(dict(result.state)), separators=(",", ":")), file_id),
+            )
             result = dataclasses.replace(
                 result, turns=tuple(t for t in result.turns if t.session_id not in skip)
             )

@@ -9,6 +9,7 @@ import pytest
 from backscroll.model import Cursor, ReaderOptions
 from backscroll.readers.base import (
     Tail,
+    first_line_title,
     is_absolute_path,
     is_external_tool,
     loads,
@@ -122,3 +123,27 @@ def test_unterminated_fragment_that_is_not_whole_json_is_left_for_later(tmp_path
     tail, lines = tail_jsonl(path, None, ReaderOptions())
     assert [obj for _, obj in lines] == [{"a": 1}]
     assert tail.end == 9 and tail.problems == []
+
+
+def test_a_title_is_cut_between_words_so_no_half_token_is_stored() -> None:
+    # Titles are redacted after they are cut: half a token no longer has its
+    # vendor's shape and would be stored as it stands.
+    token = "ghp_" + "Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv1Wx2Y"
+    prompt = "please push the release branch to origin using this token " + token + " then tag"
+    title = first_line_title(prompt)
+    assert title == "please push the release branch to origin using this token…"
+    assert "ghp_" not in title
+
+
+def test_a_title_keeps_every_whole_word_that_fits() -> None:
+    line = " ".join(["word"] * 30)
+    title = first_line_title(line, limit=24)
+    assert title == "word word word word…" and len(title) <= 24
+    assert first_line_title("short prompt\nsecond line") == "short prompt"
+    # The cut falls just after a word: that word stays.
+    assert first_line_title("abcd efgh ijkl", limit=10) == "abcd efgh…"
+
+
+def test_a_first_line_that_is_one_overlong_word_gives_no_title() -> None:
+    assert first_line_title("x" * 200) == ""
+    assert first_line_title("  \n" + "sk-ant-api03-" + "Z" * 90 + "\nnext") == ""

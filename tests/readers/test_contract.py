@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from backscroll.memo import without_prose
 from backscroll.model import ReaderOptions, ReadResult
 from backscroll.readers import READERS
 from backscroll.readers.base import MTIME_NOTE, HostEnv, Reader
@@ -135,3 +136,34 @@ def test_every_reader_keeps_the_contract_on_its_fixtures(
 def test_the_layout_names_only_known_hosts() -> None:
     hosts = {reader.host for reader in READERS}
     assert set(LAYOUT) <= hosts, set(LAYOUT) - hosts
+
+
+def _strings(value: object) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            yield from _strings(v)
+
+
+@pytest.mark.parametrize("reader", READERS, ids=_id)
+def test_every_reader_keeps_prose_in_its_memo_only_under_prose_keys(
+    reader: Reader, placed: tuple[HostEnv, Path]
+) -> None:
+    # Redaction and forgetting reach a memo's prose, not its ids and paths
+    # (backscroll.memo): a title or a prompt kept under another key would be
+    # stored unredacted and outlive its session.
+    env, project = placed
+    for path in _files(reader, env, project):
+        result = reader.read(path, None, ReaderOptions())
+        texts = [t.text for t in result.turns] + [s.title or "" for s in result.sessions]
+        rest = without_prose(dict(result.state))
+        for value in _strings(rest):
+            core = value.rstrip("…").strip()
+            assert len(core) < 8 or not any(core in text for text in texts), (
+                f"{_id(reader)} keeps {value!r} in its memo outside the keys of "
+                "backscroll.memo.PROSE_KEYS: name it there, or keep it under one of them"
+            )
