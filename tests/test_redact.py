@@ -70,7 +70,8 @@ SHAPES = [
     ("secret-assignment", "curl 'https://api.example.com/v1?token=q1w2e3r4t5&x=1'", "q1w2e3r4t5"),
     ("secret-assignment", "client_secret = \"with spaces and 'quotes' 9\"", "with spaces and"),
     ("secret-assignment", "API_KEY: abc123!xyz", "abc123!xyz"),
-    ("high-entropy-secret", "encryptionKey: {s}", "{s}"),
+    ("secret-assignment", "encryptionKey: {s}", "{s}"),
+    ("high-entropy-secret", "sessionKeyMaterial: {s}", "{s}"),
     ("high-entropy-secret", 'SECRET_KEY_BASE = "{h}"', "{h}"),
     ("high-entropy-secret", "webhook_secret_v2={s}", "{s}"),
 ]

@@ -46,6 +46,18 @@ REDACTED = [
     ("secret-assignment", f"SECRET_TOKEN: {W}", W),
     ("high-entropy-secret", f"SECRET_TOKEN: {L}", L),
     ("secret-assignment", f'"password": "{W}"', W),
+    # "key" names a credential after secret, encryption, signing, master and app too
+    ("secret-assignment", f"SECRET_KEY={W}", W),
+    ("secret-assignment", f"export JWT_SECRET_KEY={W}", W),
+    ("secret-assignment", f"secret_key: {P}", P),
+    ("secret-assignment", f'"secretKey": "{W}"', W),
+    ("secret-assignment", f"app.config['SECRET_KEY'] = '{P}'", P),
+    ("secret-assignment", f"ENCRYPTION_KEY={W}", W),
+    ("secret-assignment", f"SIGNING_KEY={W}", W),
+    ("secret-assignment", f"MASTER_KEY={W}", W),
+    ("secret-assignment", f"APP_KEY=base64:{L}", f"base64:{L}"),
+    ("secret-assignment", "SECRET_KEY = 'django-insecure-7l$x#k9!w@5b(3z_q^m+e&r*t2y8u0i1o4p6a'",
+     "django-insecure-7l$x#k9!w@5b(3z_q^m+e&r*t2y8u0i1o4p6a"),  # fmt: skip
     ("high-entropy-secret", f"api_key: {L}", L),
     ("high-entropy-secret", f"x-api-key: {L}", L),
     ("high-entropy-secret", f"session_token = {L}", L),
@@ -117,6 +129,8 @@ KEPT = [
     "Authorization: Bearer YOUR_ACCESS_TOKEN",
     "Use Bearer authentication for the internal endpoints.",
     "api_key: AutoTokenizerFactoryBuilder",
+    "SECRET_KEY = os.environ['SECRET_KEY']\nsigning_key = load_key(path)",
+    "the keyboard shortcut; a monkey key; primary_key=True; sort_key=len",
     "Reset the password hunter first, then log in.",
     # 'login' in prose is not a .netrc entry
     "Create a login form component with email and password fields",

@@ -135,19 +135,20 @@ def _is_code_name(value: str) -> bool:
 
 # --- assignments ---------------------------------------------------------------
 
-SEP = r"""["']?[ \t]*(?::=|=>|[:=])[ \t]*"""
+#: Between a name and its value: maybe the name's closing quote (and a
+#: subscript's bracket: ``config['SECRET_KEY'] = ...``), then ':', '=', ':=' or '=>'.
+SEP = r"""["']?\]?[ \t]*(?::=|=>|[:=])[ \t]*"""
 _QUOTED = r"""(?P<q>["'`])(?P<qv>""" + NOT_MARKER + r"""(?:\\.|(?!(?P=q))[^\\\n]){1,500})(?P=q)"""
 _UNQUOTED = r"""(?P<uv>""" + NOT_MARKER + r"""[^\s'"`,;&<>(){}\[\]]{1,500})"""
 
+#: What makes "key" name a credential (API_KEY, SECRET_KEY, Laravel's APP_KEY);
+#: a key alone is as often a dict's or a database's.
+_KEY_KINDS = ("api", "access", "private", "secret", "encryption", "signing", "master", "app")
 #: Names whose value is a credential whatever it looks like. Every alternative
-#: starts with one of ANCHORS; "key" counts only as api/access/private key.
+#: starts with one of ANCHORS; "key" counts only after one of _KEY_KINDS.
 _ASSIGN_NAMES = (
     r"passw(?:or)?d|passphrase|pwd|pass|secret|token|key(?:"
-    + "|".join(
-        f"(?<={prefix}{sep}key)"
-        for prefix in ("api", "access", "private")
-        for sep in ("", "_", "-")
-    )
+    + "|".join(f"(?<={kind}{sep}key)" for kind in _KEY_KINDS for sep in ("", "_", "-"))
     + ")"
 )
 ANCHORS = ("pass", "pwd", "secret", "token", "key")
@@ -159,7 +160,7 @@ _ASSIGN_RE = re.compile(
 )
 #: (Gates follow the trigger, in the lower-cased text.) An assignment: the rest
 #: of the name, maybe a closing quote, then ':' or '='.
-SEP_AHEAD = r"""[a-z0-9_.-]{0,48}["'`]?[ \t]*[:=]"""
+SEP_AHEAD = r"""[a-z0-9_.-]{0,48}["'`]?\]?[ \t]*[:=]"""
 
 
 def _sep_gate(_: str) -> str:
