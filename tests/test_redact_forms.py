@@ -16,6 +16,7 @@ _RNG = random.Random(13)
 L = fill("{l24}", _RNG)
 P = fill("{a10}", _RNG) + "!" + fill("{d3}", _RNG)
 W = "sunshine"  # a dictionary word used as a password
+DJANGO = "django-insecure-7l$x#k9!w@5b(3z_q^m+e&r*t2y8u0i1o4p6a"  # Django's generated key shape
 
 # (kind, text, secret)
 REDACTED = [
@@ -56,8 +57,7 @@ REDACTED = [
     ("secret-assignment", f"SIGNING_KEY={W}", W),
     ("secret-assignment", f"MASTER_KEY={W}", W),
     ("secret-assignment", f"APP_KEY=base64:{L}", f"base64:{L}"),
-    ("secret-assignment", "SECRET_KEY = 'django-insecure-7l$x#k9!w@5b(3z_q^m+e&r*t2y8u0i1o4p6a'",
-     "django-insecure-7l$x#k9!w@5b(3z_q^m+e&r*t2y8u0i1o4p6a"),  # fmt: skip
+    ("secret-assignment", f"SECRET_KEY = '{DJANGO}'", DJANGO),
     ("high-entropy-secret", f"api_key: {L}", L),
     ("high-entropy-secret", f"x-api-key: {L}", L),
     ("high-entropy-secret", f"session_token = {L}", L),
