@@ -556,12 +556,14 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     bad = _undecodable(argv)
     if bad is not None:
-        print(
-            f"backscroll: the argument '{bad}' is not valid UTF-8; pass text in UTF-8 "
+        from types import SimpleNamespace  # an error path
+
+        return _fail(
+            SimpleNamespace(json="--json" in argv),
+            f"the argument '{bad}' is not valid UTF-8; pass text in UTF-8 "
             "(check the terminal's or the script's encoding, e.g. LANG=C.UTF-8)",
-            file=sys.stderr,
+            2,
         )
-        return 2
     if len(argv) == 2 and argv[0] == "hook":
         # The prompt hook runs before every prompt: skip building the whole parser.
         from backscroll.cli_agents import HOOK_HOSTS
@@ -583,7 +585,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()
         return code
     except BackscrollError as exc:
-        return _fail(args, str(exc), 2)
+        return _fail(args, str(exc), exc.exit_code)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

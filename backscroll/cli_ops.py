@@ -80,16 +80,22 @@ def cmd_config(args: argparse.Namespace) -> int:
     try:
         cfg = config_mod.load(file, known_hosts=_known_hosts())
     except ConfigError as exc:
+        if getattr(args, "json", False):
+            _emit({"schema": RESULT_SCHEMA, "ok": False, "problems": exc.problems,
+                   "error": {"message": str(exc), "exit_code": 2}})  # fmt: skip
         print(f"{len(exc.problems)} problem{'s' if len(exc.problems) != 1 else ''}:",
               file=sys.stderr)  # fmt: skip
         for problem in exc.problems:
             print(f"  {problem}", file=sys.stderr)
         return 2
+    where = cfg.source or f"{file or paths.config_path()} (absent: built-in defaults)"
     if args.action == "check":
-        where = cfg.source or f"{file or paths.config_path()} (absent: built-in defaults)"
-        print(f"ok: {where}")
+        if getattr(args, "json", False):
+            _emit({"schema": RESULT_SCHEMA, "ok": True, "problems": [], "source": where})
+        else:
+            print(f"ok: {where}")
         return 0
-    data = _plain(cfg)
+    data = {"schema": RESULT_SCHEMA, **_plain(cfg)}
     data["effective"] = {
         "data_dir": str(cfg.data_path()),
         "db": str(cfg.db_path()),

@@ -33,17 +33,11 @@ def _known_hosts() -> tuple[str, ...]:
     return tuple(r.host for r in READERS)
 
 
-def _not_found(exc: BackscrollError) -> int:
-    print(f"backscroll: {exc}", file=sys.stderr)
-    return 1
-
-
 # --------------------------------------------------------------------------- forget
 
 
 def cmd_forget(args: argparse.Namespace, parse_date: Any) -> int:
     from backscroll.store import forget, open_writer
-    from backscroll.store.exclusions import NotFound
 
     cfg = _config(args)
     project = os.getcwd() if args.here else args.project
@@ -67,10 +61,7 @@ def cmd_forget(args: argparse.Namespace, parse_date: Any) -> int:
         raise BackscrollError(f"there is no index at {db} yet; nothing to forget")
     writer = open_writer(db, check=True)
     try:
-        try:
-            sel = forget.resolve(writer, sel, _known_hosts())
-        except NotFound as exc:
-            return _not_found(exc)
+        sel = forget.resolve(writer, sel, _known_hosts())  # (NotFound: exit 1, see cli.main)
         if args.dry_run:
             report = forget.count(writer, sel)
         else:
@@ -146,14 +137,11 @@ def cmd_exclusions(args: argparse.Namespace) -> int:
         return 0
     kind, value = _what(args)
     if not db.exists():
-        return _not_found(BackscrollError(f"there is no index at {db} yet, so no exclusions"))
+        raise exclusions.NotFound(f"there is no index at {db} yet, so no exclusions")
     writer = open_writer(db)
     try:
-        try:
-            with writer.transaction():
-                removed = exclusions.remove(writer.conn, kind, value, args.on_host)
-        except exclusions.NotFound as exc:
-            return _not_found(exc)
+        with writer.transaction():
+            removed = exclusions.remove(writer.conn, kind, value, args.on_host)
     finally:
         writer.close()
     if args.json:

@@ -6,6 +6,9 @@ from __future__ import annotations
 class BackscrollError(Exception):
     """A problem the user can fix; ``str()`` says what and how."""
 
+    #: The command's exit status when this ends it.
+    exit_code = 2
+
 
 class ConfigError(BackscrollError):
     """One or more problems in a config file (each names the file and dotted key)."""

@@ -140,3 +140,48 @@ def test_status_json_is_pinned(home: Path) -> None:
 def test_forget_dry_run_json_is_pinned(home: Path) -> None:
     _run("index")
     _check("forget_dry_run", _run("forget", "--host", "codex", "--dry-run"), home)
+
+
+def _error(code: int, *args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+    """The one JSON object an error prints with ``--json``; the exit status is ``code``."""
+    done = subprocess.run(
+        [sys.executable, "-m", "backscroll", *args, "--json"], capture_output=True,
+        env={**os.environ, **(env or {})}, check=False,
+    )  # fmt: skip
+    assert done.returncode == code, done.stderr
+    assert done.stderr.startswith(b"backscroll: ") or b"problem" in done.stderr, done.stderr
+    data = dict(json.loads(done.stdout))
+    assert data["schema"] == 1
+    return data
+
+
+def test_errors_of_forget_and_exclusions_are_json_with_json(home: Path) -> None:
+    _run("index")
+    unknown = _error(1, "forget", "--session", "1700")
+    assert unknown["error"]["exit_code"] == 1 and "1700" in unknown["error"]["message"]
+    assert _error(1, "forget", "--host", "claudecode")["error"]["exit_code"] == 1
+    assert _error(1, "exclusions", "remove", "--session", "zzz")["error"]["exit_code"] == 1
+
+
+def test_an_undecodable_argument_is_a_json_error_with_json(isolated_home: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "backscroll", "search", os.fsdecode(b"\xff"), "--json"],
+        capture_output=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2
+    error = json.loads(done.stdout)["error"]
+    assert "not valid UTF-8" in error["message"] and error["exit_code"] == 2
+
+
+def test_config_check_and_show_answer_in_json_good_or_broken(
+    isolated_home: Path, tmp_path: Path
+) -> None:
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("limits:\n  max_hits: [\n")
+    env = {"BACKSCROLL_CONFIG": str(broken)}
+    for action in ("check", "show"):
+        data = _error(2, "config", action, env=env)
+        assert data["ok"] is False and data["problems"] and data["error"]["exit_code"] == 2
+    assert _run("config", "check")["ok"] is True
+    shown = _run("config", "show")
+    assert shown["schema"] == 1 and "effective" in shown

@@ -20,6 +20,8 @@ SHOWN = 8
 class NotFound(BackscrollError):
     """A name given to ``forget`` or ``exclusions remove`` matches nothing (exit 1)."""
 
+    exit_code = 1
+
 
 @dataclass(frozen=True)
 class Exclusion:
