@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from backscroll import paths
 from backscroll.errors import ConfigError
+from backscroll.wire import MAX_SEARCH_LIMIT
 
 LogLevel = Literal["debug", "info", "warning", "error"]
 OnDelete = Literal["keep", "forget"]
@@ -269,6 +270,10 @@ MUST_BE_POSITIVE = frozenset(
 )
 
 
+#: Upper bounds where more would be refused later (a search asks for at most this many hits).
+AT_MOST = {"limits.max_hits": MAX_SEARCH_LIMIT}
+
+
 def parse(data: Any, source: str, *, known_hosts: tuple[str, ...] | None = None) -> Config:
     if data is None:
         data = {}
@@ -437,8 +442,20 @@ def _convert(tp: Any, value: Any, dotted: str, source: str, problems: list[str])
         ok = isinstance(value, int | float) and not isinstance(value, bool)
         if not ok or value < 0 or (tp is int and not float(value).is_integer()):
             kind = "a whole number" if tp is int else "a number"
+            if isinstance(value, str):
+                fix = "write it without quotes"
+            elif not ok:
+                fix = f"write {kind}"
+            elif value < 0:
+                fix = "use 0 or more"
+            else:
+                fix = "leave out the fraction"
+            problems.append(f"{source}: {dotted}: expected {kind} ≥ 0, got {value!r}; {fix}")
+            return _BAD
+        if dotted in AT_MOST and value > AT_MOST[dotted]:
             problems.append(
-                f"{source}: {dotted}: expected {kind} ≥ 0, got {value!r}; write one without quotes"
+                f"{source}: {dotted}: {value!r} is more than the {AT_MOST[dotted]} allowed; "
+                f"use {AT_MOST[dotted]} or less"
             )
             return _BAD
         if value == 0 and dotted in MUST_BE_POSITIVE:

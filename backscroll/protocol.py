@@ -17,6 +17,7 @@ from backscroll.wire import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
+    MAX_SEARCH_LIMIT,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
     PROTOCOL_VERSION,
@@ -135,7 +136,7 @@ class SearchParams:
         _check(role is None or role in ROLES, f"role must be one of {', '.join(ROLES)}")
         clean = {k: v for k, v in data.items() if v is not None}
         params = cls(**clean)
-        _check(params.limit <= 1000, "limit must be at most 1000")
+        _check(params.limit <= MAX_SEARCH_LIMIT, f"limit must be at most {MAX_SEARCH_LIMIT}")
         _check(params.context <= 50, "context must be at most 50")
         return params
 

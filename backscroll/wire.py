@@ -13,6 +13,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 PROTOCOL_VERSION = 1
+#: The most hits one search may ask for (``limit``; ``limits.max_hits`` in the config).
+MAX_SEARCH_LIMIT = 1000
 #: Version of the JSON result shapes (``"schema"`` in every ``--json`` output).
 RESULT_SCHEMA = 1
 

@@ -89,7 +89,7 @@ redaction:
     problems = caught.value.problems
     expected = {
         "log_levle": "did you mean `log_level`?",
-        "index.debounce_ms": "write one without quotes",
+        "index.debounce_ms": "write it without quotes",
         "index.on_delete": "use one of them",
         "index.project_roots": "write a YAML list",
         "limits.max_hits": "≥ 0",
@@ -219,3 +219,23 @@ def test_a_key_given_twice_is_an_error_naming_the_key_and_both_lines(
     merged = write(tmp_path, "base: &b {max_hits: 5}\n")  # anchors alone are not duplicates
     with pytest.raises(ConfigError, match="base: unknown option"):
         config.load(merged)
+
+
+def test_config_check_names_the_fix_for_each_kind_of_bad_number(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, "limits:\n  max_hits: 5000\n  max_turn_chars: -5\n"
+                 "  max_total_chars: 2.5\nindex:\n  debounce_ms: '100'\n")  # fmt: skip
+    assert cli.main(["config", "check", str(path)]) == 2
+    err = capsys.readouterr().err
+    # A search asks for at most 1000 hits: more passed the check, then failed every search.
+    assert f"{path}: limits.max_hits: 5000 is more than the 1000 allowed; use 1000 or less" in err
+    assert "limits.max_turn_chars: expected a whole number ≥ 0, got -5; use 0 or more" in err
+    assert (
+        "limits.max_total_chars: expected a whole number ≥ 0, got 2.5; leave out the fraction"
+        in err
+    )
+    assert (
+        "index.debounce_ms: expected a whole number ≥ 0, got '100'; write it without quotes" in err
+    )
+    assert cli.main(["config", "check", str(write(tmp_path, "limits:\n  max_hits: 1000\n"))]) == 0
