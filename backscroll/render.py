@@ -62,7 +62,8 @@ def hits(result: dict[str, Any], tty: bool, color: bool | None = None) -> str:
             lines.append(f"  resume: {hit['resume_command']}")
     if result.get("hits") and result.get("dropped"):
         lines.append("")
-        lines.append(f"({result['dropped']} lower-ranked match(es) not shown; raise --limit)")
+        fix = "raise --max-total-chars" if result.get("dropped_for_size") else "raise --limit"
+        lines.append(f"({result['dropped']} lower-ranked match(es) not shown; {fix})")
     return "\n".join(lines).lstrip("\n")
 
 

@@ -24,6 +24,8 @@ class Reason(TypedDict, total=False):
     shown: int
     total: int
     capped: bool
+    #: more_matches: the result's size budget, not the count asked for, cut the list.
+    for_size: bool
     host: str
     enabled: list[str]
     session: str

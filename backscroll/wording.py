@@ -26,6 +26,7 @@ _CLI = {
     "since_days": "--since-days",
     "any": "--any",
     "limit": "--limit",
+    "max_total_chars": "--max-total-chars",
 }
 _MCP = {
     "host": "host",
@@ -142,6 +143,14 @@ def _some(r: Mapping[str, Any], n: Mapping[str, str], g: Mapping[str, Any], d: o
 
 def _more(r: Mapping[str, Any], n: Mapping[str, str], g: Mapping[str, Any], d: object) -> str:
     total = f"{r.get('total')}{'+' if r.get('capped') else ''}"
+    if r.get("for_size"):
+        # The size budget, not the count, cut the list: more hits would not show.
+        budget = n.get("max_total_chars")
+        raise_it = f" or raise {budget}" if budget else ""
+        return (
+            f"showing {r.get('shown')} of {total} matches: the rest did not fit in the "
+            f"result's size limit; narrow with filters{raise_it}"
+        )
     limit = n.get("limit")
     raise_it = f" or raise {limit}" if limit else ""
     return f"showing {r.get('shown')} of {total} matches; narrow with filters{raise_it}"

@@ -342,6 +342,7 @@ def _bound(
             "shown": len(kept),
             "total": out["total"],
             "capped": out["total"] >= COUNT_CAP,
+            "for_size": out.get("dropped_for_size", 0) > 0,
         }
     return None
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from backscroll import render
 from backscroll.model import ReadResult, Session, Turn
 from backscroll.protocol import SearchParams
 from backscroll.store import open_writer
@@ -62,8 +63,22 @@ def test_the_total_counts_every_match_and_dropped_says_how_many_were_not_shown(
     _add(writer, "/c.jsonl", "codex", "s", [f"walrus number {i}" for i in range(30)])
     result = _search(writer, query="walrus", limit=5)
     assert (len(result["hits"]), result["total"], result["dropped"]) == (5, 30, 25)
-    assert result["reason"] == {"code": "more_matches", "shown": 5, "total": 30, "capped": False}
-    assert "showing 5 of 30" in result["message"]
+    assert result["reason"] == {
+        "code": "more_matches", "shown": 5, "total": 30, "capped": False, "for_size": False
+    }  # fmt: skip
+    assert "showing 5 of 30" in result["message"] and "raise --limit" in result["message"]
+
+
+def test_a_list_cut_by_its_size_says_so_and_names_the_size_limit_not_the_count(
+    writer: IndexWriter,
+) -> None:
+    _add(writer, "/c.jsonl", "codex", "s", [f"walrus {i} " + "filler " * 60 for i in range(30)])
+    result = _search(writer, query="walrus", limit=50, max_total_chars=2000)
+    assert 0 < len(result["hits"]) < 30 and result["dropped_for_size"] > 0
+    assert result["reason"]["for_size"] is True
+    assert "did not fit in the result's size limit" in result["message"]
+    assert "raise --max-total-chars" in result["message"] and "--limit" not in result["message"]
+    assert render.hits(result, tty=False).endswith("not shown; raise --max-total-chars)")
 
 
 def test_total_characters_are_bounded_and_the_cut_is_marked(writer: IndexWriter) -> None:
