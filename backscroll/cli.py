@@ -590,6 +590,10 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return _quiet_pipe()
+    except PermissionError as exc:  # another user's data directory or index
+        from backscroll.paths import permission_problem
+
+        return _fail(args, permission_problem(exc), 2)
     except Exception as exc:
         if os.environ.get("BACKSCROLL_DEBUG") == "1":
             raise

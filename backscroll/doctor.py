@@ -190,16 +190,18 @@ def _private(check: str, path: Path, want: int, what: str) -> Finding:
 
 def _data(cfg: Config) -> list[Finding]:
     data, db = cfg.data_path(), cfg.db_path()
-    if not data.exists():
-        return [
-            Finding(
-                "data",
-                "ok",
-                f"data directory {data} does not exist yet; the first index creates it",
-            )
-        ]
-    if not os.access(data, os.W_OK):
-        return [Finding("data", "fail", f"cannot write {data}", f"chown or chmod u+w {data}")]
+    elsewhere = "or point BACKSCROLL_HOME elsewhere"
+    try:
+        exists = data.exists()
+    except OSError as exc:  # a directory above it denies access
+        fix = f"give yourself access to {data}, {elsewhere}"
+        return [Finding("data", "fail", f"cannot look at {data}: {exc.strerror}", fix)]
+    if not exists:
+        return [_data_to_be(data)]
+    if not data.is_dir():
+        return [Finding("data", "fail", f"{data} is not a directory", f"remove it, {elsewhere}")]
+    if not os.access(data, os.W_OK | os.X_OK):
+        return [Finding("data", "fail", f"cannot write {data}", _take_back(data))]
     out = [_private("data", data, 0o700, "data directory")]
     if not db.exists():
         out.append(Finding("index", "ok", f"{db} not created yet: run `backscroll index`"))
@@ -207,6 +209,30 @@ def _data(cfg: Config) -> list[Finding]:
     out.append(_private("index", db, 0o600, "index"))
     out.append(_index_fts(db))
     return out
+
+
+def _data_to_be(data: Path) -> Finding:
+    """A data directory not made yet: fine if the first index can make it."""
+    parent = next((p for p in data.parents if p.exists()), None)
+    if parent is None or not parent.is_dir():
+        return Finding("data", "fail", f"{data} cannot be created: {parent} is not a directory",
+                       "point BACKSCROLL_HOME (or data_dir) at a directory you own")  # fmt: skip
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return Finding("data", "fail", f"{data} cannot be created: {parent} is not writable by you",
+                       f"create {data} yourself ({_take_back(parent)}), or point BACKSCROLL_HOME "
+                       "elsewhere")  # fmt: skip
+    return Finding(
+        "data", "ok", f"data directory {data} does not exist yet; the first index creates it"
+    )
+
+
+def _take_back(path: Path) -> str:
+    from backscroll.paths import foreign_owner
+
+    owner = foreign_owner(path)
+    if owner is not None:
+        return f"it belongs to uid {owner}: `sudo chown -R $(id -u) {path}`"
+    return f"`chmod u+rwx {path}`"
 
 
 def _index_fts(db: Path) -> Finding:

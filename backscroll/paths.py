@@ -29,6 +29,35 @@ def is_under(path: Path | str, root: Path | str) -> bool:
     return p == r or p.startswith(r if r.endswith(os.sep) else r + os.sep)
 
 
+def foreign_owner(path: Path) -> int | None:
+    """The uid owning ``path`` (or its nearest existing parent) when it is not
+    this user's; None when it is, or when nothing can be said."""
+    for p in (path, *path.parents):
+        try:
+            uid = os.lstat(p).st_uid
+        except OSError:
+            continue
+        return uid if uid != os.getuid() else None
+    return None
+
+
+def permission_problem(exc: OSError) -> str:
+    """A permission error on one of backscroll's own files, naming it and the fix."""
+    from pathlib import Path  # (an error path: the hot path never imports pathlib)
+
+    name = str(exc.filename) if exc.filename else "one of backscroll's files"
+    owner = foreign_owner(Path(name)) if exc.filename else None
+    # The directory holding a file (the index, its -wal) is what to take back.
+    target = name if not exc.filename or os.path.isdir(name) else os.path.dirname(name)
+    whose = (
+        f"it belongs to uid {owner} (made by `sudo backscroll ...`?): make it yours "
+        f"(`sudo chown -R $(id -u) {target}`)"
+        if owner is not None
+        else f"give yourself access to it (`chmod u+rw {name}`)"
+    )
+    return f"permission denied: {name}; {whose}, or point BACKSCROLL_HOME elsewhere"
+
+
 def is_dir_quietly(path: Path) -> bool:
     """``path`` is a directory; False, not an exception, when a directory above
     it denies access (a root behind another user's profile)."""

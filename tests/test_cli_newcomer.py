@@ -241,3 +241,57 @@ def test_a_search_for_a_word_starting_with_a_dash_is_told_to_use_double_dash(
         assert out.returncode == 2
         assert "backscroll search -- --force" in out.stderr, out.stderr
     assert _cli("search", "--", "--force").returncode == 1  # searched: no match
+
+
+def test_doctor_fails_a_data_directory_that_cannot_be_created(
+    isolated_home: Path, tmp_path: Path
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    env = {**os.environ, "BACKSCROLL_HOME": str(blocker / "data")}
+    done = _cli("doctor", env=env)
+    assert done.returncode != 0
+    line = next(ln for ln in done.stdout.splitlines() if ln.split()[1:2] == ["data"])
+    assert line.startswith("fail") and f"{blocker} is not a directory" in line
+
+
+def _as_another_user(path: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("giving a file to another user needs root")
+    for p in (path, *path.rglob("*")):
+        os.chown(p, 65534, 65534)
+
+
+def test_an_index_of_another_user_is_named_with_its_owner_and_the_fix(tmp_path: Path) -> None:
+    from backscroll.paths import permission_problem
+    from backscroll.store import schema
+
+    data = tmp_path / "data"
+    data.mkdir()
+    db = data / "index.db"
+    db.write_bytes(b"")
+    _as_another_user(data)
+    text = permission_problem(PermissionError(13, "Permission denied", str(db)))
+    assert text == (
+        f"permission denied: {db}; it belongs to uid 65534 (made by `sudo backscroll ...`?): "
+        f"make it yours (`sudo chown -R $(id -u) {data}`), or point BACKSCROLL_HOME elsewhere"
+    )
+    readonly = str(schema._unreadable(db, Exception("attempt to write a readonly database")))
+    assert "belongs to uid 65534" in readonly and f"sudo chown -R $(id -u) {data}" in readonly
+    assert "--rebuild" not in readonly  # not damaged: rebuilding is not the fix
+
+
+def test_a_permission_error_is_a_clear_error_with_exit_2_not_a_traceback(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from backscroll import cli
+
+    def denied(args: object) -> int:
+        raise PermissionError(13, "Permission denied", "/srv/data/index.db")
+
+    monkeypatch.setattr(cli, "cmd_index", denied)
+    assert cli.main(["index", "--json"]) == 2
+    out, err = capsys.readouterr()
+    assert json.loads(out)["error"]["exit_code"] == 2
+    assert err.startswith("backscroll: permission denied: /srv/data/index.db;")
+    assert "unexpected error" not in err

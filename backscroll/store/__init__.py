@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from backscroll.errors import BackscrollError, DatabaseError
+from backscroll.paths import foreign_owner
 from backscroll.store import queries, schema
 from backscroll.store.carry import CarryReport, carry_exclusions, carry_kept
 from backscroll.store.writer import IndexWriter
@@ -44,6 +45,8 @@ def ensure_private_dir(path: Path) -> None:
     try:  # fchmod on what was opened: a link swapped in meanwhile is not followed
         if (os.fstat(fd).st_mode & 0o777) != 0o700:
             os.fchmod(fd, 0o700)
+    except OSError as exc:  # another user's directory
+        raise DatabaseError(data_dir_problem(path, exc)) from None
     finally:
         os.close(fd)
 
@@ -51,6 +54,13 @@ def ensure_private_dir(path: Path) -> None:
 def data_dir_problem(path: Path, exc: OSError) -> str:
     """What is wrong with the data directory ``path``, naming it and the fix."""
     where = f" ({exc.filename})" if exc.filename and str(exc.filename) != str(path) else ""
+    owner = foreign_owner(Path(exc.filename) if exc.filename else path)
+    if owner is not None:
+        return (
+            f"cannot use the data directory {path}: {exc.strerror or exc}{where}; it belongs "
+            f"to uid {owner} (made by `sudo backscroll ...`?): make it yours "
+            f"(`sudo chown -R $(id -u) {path}`) or point BACKSCROLL_HOME elsewhere"
+        )
     return (
         f"cannot use the data directory {path}: {exc.strerror or exc}{where}; make it a "
         f"directory you own (`mkdir -p {path} && chmod 700 {path}`) or point "
