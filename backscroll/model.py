@@ -97,6 +97,12 @@ class Problem:
     offset: int | None = None
 
 
+#: The memo of a sub-agent's transcript that a reader claimed without reading it
+#: (``include_subagents`` is off): the indexer leaves the file alone, however it
+#: grows, until the option is turned on, and then reads it whole.
+UNREAD_SUBAGENT = "unread_subagent"
+
+
 @dataclass(frozen=True, slots=True)
 class ReadResult:
     """What one read of one file produced."""

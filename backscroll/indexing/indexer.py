@@ -26,7 +26,7 @@ from backscroll.errors import SourceBusy
 from backscroll.indexing import parallel
 from backscroll.indexing.clean import Redactor, clean, redact_state, scrub
 from backscroll.indexing.parallel import Outcome
-from backscroll.model import Cursor, ReaderOptions, ReadResult
+from backscroll.model import UNREAD_SUBAGENT, Cursor, ReaderOptions, ReadResult
 from backscroll.paths import UNREACHABLE_FIX, is_under
 from backscroll.readers import READERS
 from backscroll.readers.base import HostEnv, Reader, is_settled, open_regular
@@ -281,7 +281,16 @@ class Indexer:
             st = dataclasses.replace(st, mtime_ns=sidecar)
         if (
             row is not None
+            and row.state.get(UNREAD_SUBAGENT)
+            and not item.spec.options.include_subagents
+            and row.inode == st.inode
+            and row.reader_version == version
+        ):
+            return None  # a sub-agent's transcript, claimed and left unread
+        if (
+            row is not None
             and not forced
+            and not row.missing  # moved away and back: its turns follow it again
             and not row.unreadable  # made readable (chmod) changes no size or mtime
             and (row.size, row.mtime_ns, row.inode) == (st.size, st.mtime_ns, st.inode)
             and row.reader_version == version
@@ -292,7 +301,7 @@ class Indexer:
         head_len = min(st.size, HEAD_BYTES)
         new_head = head_hash(item.path, head_len) if kind == "append" else ""
         st = dataclasses.replace(st, head_len=head_len, head_hash=new_head)
-        if row is not None and row.reader_version == version and not row.error:
+        if row is not None and row.reader_version == version and not row.error and not row.missing:
             prev = Cursor(row.position, row.state)
             if kind == "append":
                 same_head = row.head_len <= head_len and (

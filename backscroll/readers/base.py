@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import IO, Any, ClassVar, Protocol, Self, TypeGuard
 from urllib.parse import unquote, urlsplit
 
-from backscroll.model import Cursor, Kind, Problem, ReaderOptions, ReadResult
+from backscroll.model import UNREAD_SUBAGENT, Cursor, Kind, Problem, ReaderOptions, ReadResult
 
 _fast_loads: Callable[[bytes | str], Any] = json.loads
 try:
@@ -663,6 +663,12 @@ def path_from_uri(value: object, *, plain_paths: bool = False) -> str | None:
         return None
     path = unquote(parts.path)
     return path[1:] if _DRIVE_IN_URI.match(path) else path  # file:///c:/... on Windows
+
+
+def unread_subagent() -> ReadResult:
+    """A sub-agent's transcript claimed, so that no other reader takes it, and not
+    read while ``include_subagents`` is off (see model.UNREAD_SUBAGENT)."""
+    return ReadResult(position=0, replace=True, state={UNREAD_SUBAGENT: True})
 
 
 def first_line_title(text: str, limit: int = 80) -> str:

@@ -32,6 +32,7 @@ from backscroll.readers.base import (
     resume_in,
     tag_blocks,
     tail_jsonl,
+    unread_subagent,
 )
 
 #: Entries from a Claude Code version whose major number is above this are not
@@ -194,9 +195,7 @@ class ClaudeCodeReader(BaseReader):
     def read(self, path: Path, prev: Cursor | None, opts: ReaderOptions) -> ReadResult:
         file = _classify(path)
         if file.subagent and not opts.include_subagents:
-            # Claimed so nothing else picks it up; read nothing so that turning the
-            # option on later indexes the whole file on its next change.
-            return ReadResult(position=0, replace=True)
+            return unread_subagent()
         state = _State.load(prev)
         if state.session_id is None:
             state.session_id = file.session_id

@@ -53,6 +53,7 @@ from backscroll.readers.base import (
     read_json_document,
     resume_in,
     tail_jsonl,
+    unread_subagent,
 )
 
 #: Unpaired copies kept to match a prompt/reply with its twin written just after it.
@@ -231,6 +232,8 @@ class CodexReader(BaseReader):
                     for line, obj in parse_lines(tail, tail.iter_stream(zst)):
                         if (bad := parser.record(obj, line.offset)) is not None:
                             return ReadResult(unsupported=bad)
+                        if state.parent is not None and not opts.include_subagents:
+                            return unread_subagent()  # (known from its first line)
                 except zstandard.ZstdError as exc:
                     problems.append(Problem(f"corrupt zstd stream: {exc}", offset=tail.end))
             position = path.stat().st_size
@@ -239,6 +242,8 @@ class CodexReader(BaseReader):
             for line, obj in lines:
                 if (bad := parser.record(obj, line.offset)) is not None:
                     return ReadResult(unsupported=bad)
+                if state.parent is not None and not opts.include_subagents:
+                    return unread_subagent()  # (known from its first line)
             position = tail.end
         state.line = next_line_number(tail)
         if state.parent is not None:
@@ -261,8 +266,7 @@ class CodexReader(BaseReader):
         Claude Code's). Its user-role messages are the parent agent's task text or a
         copy of the parent's prompt, never typed by the person, so they stay out."""
         if not opts.include_subagents:
-            # Claimed and read no further: turning the option on later reads it whole.
-            return ReadResult(position=0, replace=True)
+            return unread_subagent()
         assert state.parent is not None
         child = state.session_id or parser.file_session_id()
         turns = tuple(

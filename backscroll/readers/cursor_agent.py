@@ -42,6 +42,7 @@ from backscroll.readers.base import (
     next_line_number,
     tag_blocks,
     tail_jsonl,
+    unread_subagent,
 )
 
 _QUERY = re.compile(r"<user_query>(.*?)</user_query>", re.DOTALL)
@@ -100,7 +101,7 @@ class CursorAgentReader(BaseReader):
     def read(self, path: Path, prev: Cursor | None, opts: ReaderOptions) -> ReadResult:
         sid, subagent = _identity(path)
         if subagent is not None and not opts.include_subagents:
-            return ReadResult(position=0, replace=True)
+            return unread_subagent()
         mtime = path.stat().st_mtime
         tail, records = tail_jsonl(path, prev, opts)
         state: dict[str, Any] = dict(prev.state) if prev else {}

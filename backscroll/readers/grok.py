@@ -63,6 +63,7 @@ from backscroll.readers.base import (
     parse_time,
     read_json_document,
     resume_in,
+    unread_subagent,
 )
 from backscroll.readers.streamed import Runs
 
@@ -250,7 +251,7 @@ class GrokReader(BaseReader):
         summary = _summary(session_dir)
         subagent = summary.get("session_kind") == "subagent"
         if subagent and not opts.include_subagents:
-            return ReadResult(position=0, replace=True)
+            return unread_subagent()
         result = self._replay(path, prev, opts, summary, subagent)
         if result is None:  # a rewind reached back past this read: replay it all
             result = self._replay(path, None, opts, summary, subagent)

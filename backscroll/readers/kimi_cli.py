@@ -61,6 +61,7 @@ from backscroll.readers.base import (
     read_json_document,
     resume_in,
     tail_jsonl,
+    unread_subagent,
 )
 from backscroll.readers.streamed import Runs
 
@@ -179,7 +180,7 @@ class KimiCliReader(BaseReader):
             return ReadResult(unsupported=f"not a Kimi session wire: {path}")
         store, session_dir, agent = layout
         if agent is not None and not opts.include_subagents:
-            return ReadResult(position=0, replace=True)
+            return unread_subagent()
         state = dict(prev.state) if prev else {}
         sid = session_dir.name
         runs = Runs.resumed(sid, state.get("run"), subagent=agent is not None)

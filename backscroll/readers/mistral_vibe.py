@@ -59,6 +59,7 @@ from backscroll.readers.base import (
     read_json_document,
     resume_in,
     tail_jsonl,
+    unread_subagent,
 )
 
 MESSAGES = "messages.jsonl"
@@ -123,7 +124,7 @@ class MistralVibeReader(BaseReader):
     def read(self, path: Path, prev: Cursor | None, opts: ReaderOptions) -> ReadResult:
         subagent = _is_subagent(path)
         if subagent and not opts.include_subagents:
-            return ReadResult(position=0, replace=True)
+            return unread_subagent()
         meta = _meta(path.parent)
         meta_id = meta.get("session_id")
         state = dict(prev.state) if prev else {}

@@ -1,0 +1,121 @@
+"""A sub-agent's transcript is claimed and left unread while ``include_subagents``
+is off: a pass that finds it unchanged, or grown, neither reads nor writes it;
+turning the option on reads it whole. And a transcript moved away and back is
+indexed under its path again."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from pathlib import Path
+
+from backscroll import config, direct
+
+PARENT = "019e1625-0000-7000-8000-000000000001"
+CHILD = "019e1625-0000-7000-8000-0000000000c1"
+SID = "d6e0bada-1959-4eec-a9d2-0bfade768d8f"
+
+
+def _line(ts: str, kind: str, payload: dict[str, object]) -> str:
+    return json.dumps({"timestamp": ts, "type": kind, "payload": payload}) + "\n"
+
+
+def _codex_child(home: Path, steps: int) -> Path:
+    path = home / ".codex" / "sessions" / "2026" / "05" / "11"
+    path.mkdir(parents=True, exist_ok=True)
+    path /= f"rollout-2026-05-11T08-00-00-{CHILD}.jsonl"
+    source = {"subagent": {"thread_spawn": {"parent_thread_id": PARENT}}}
+    text = _line("2026-05-11T08:00:00Z", "session_meta", {"id": CHILD, "cwd": "/home/u/p",
+                                                          "source": source})  # fmt: skip
+    text += _line("2026-05-11T08:00:00Z", "turn_context", {"cwd": "/home/u/p"})
+    for i in range(steps):
+        content = [{"type": "output_text", "text": f"sub-agent step {i} " + "x" * 200}]
+        text += _line("2026-05-11T08:00:01Z", "response_item",
+                      {"type": "message", "role": "assistant", "content": content})  # fmt: skip
+    path.write_text(text)
+    _age(path)
+    return path
+
+
+def _claude_child(home: Path) -> Path:
+    path = home / ".claude" / "projects" / "-home-u-p" / SID / "subagents" / "agent-a1.jsonl"
+    path.parent.mkdir(parents=True)
+    reply = {"role": "assistant", "content": [{"type": "text", "text": "found it"}]}
+    uuid = "00000000-0000-4000-8000-0000000000a1"
+    entry = {"type": "assistant", "uuid": uuid, "sessionId": SID, "isSidechain": True,
+             "timestamp": "2026-05-11T08:00:01Z", "message": reply}  # fmt: skip
+    path.write_text(json.dumps(entry) + "\n")
+    _age(path)
+    return path
+
+
+def _age(path: Path) -> None:
+    """Quiet for a while: a last line without its newline would be worth a read."""
+    old = path.stat().st_mtime - 60
+    os.utime(path, (old, old))
+
+
+def _with_subagents(home: Path) -> config.Config:
+    cfg = home / ".config" / "backscroll" / "config.yaml"
+    cfg.parent.mkdir(parents=True, exist_ok=True)
+    cfg.write_text("hosts:\n  codex:\n    include_subagents: true\n"
+                   "  claude-code:\n    include_subagents: true\n")  # fmt: skip
+    return config.load()
+
+
+def test_an_unread_sub_agent_transcript_is_left_alone_until_the_option_is_on(
+    isolated_home: Path,
+) -> None:
+    child = _codex_child(isolated_home, steps=2000)
+    _claude_child(isolated_home)
+    cfg = config.load()
+    first, _ = direct.index(cfg)
+    assert first.files_changed == 2 and first.turns_added == 0
+    again, _ = direct.index(cfg)
+    assert (again.files_changed, again.bytes_read) == (0, 0)
+    with open(child, "a", encoding="utf-8") as fh:  # the sub-agent goes on working
+        more = [{"type": "output_text", "text": "more"}]
+        message = {"type": "message", "role": "assistant", "content": more}
+        fh.write(_line("2026-05-11T08:00:02Z", "response_item", message))
+    _age(child)
+    grown, _ = direct.index(cfg)
+    assert (grown.files_changed, grown.bytes_read) == (0, 0)
+    on, _ = direct.index(_with_subagents(isolated_home))
+    assert on.files_changed == 2 and on.turns_added == 2000 + 1 + 1
+
+
+def test_a_transcript_moved_away_and_back_is_indexed_under_its_path_again(
+    isolated_home: Path,
+) -> None:
+    sessions = isolated_home / ".codex" / "sessions" / "2026" / "05" / "11"
+    archived = isolated_home / ".codex" / "archived_sessions"
+    sessions.mkdir(parents=True)
+    archived.mkdir(parents=True)
+    name = f"rollout-2026-05-11T08-00-00-{PARENT}.jsonl"
+    path = sessions / name
+    path.write_text(
+        _line("2026-05-11T08:00:00Z", "session_meta", {"id": PARENT, "cwd": "/home/u/p"})
+        + _line(
+            "2026-05-11T08:00:01Z",
+            "event_msg",
+            {"type": "user_message", "message": "archive me and back"},
+        )
+    )
+    _age(path)
+    cfg = config.load()
+    direct.index(cfg)
+    path.rename(archived / name)  # codex archive
+    direct.index(cfg)
+    (archived / name).rename(path)  # and unarchive
+    direct.index(cfg)
+    conn = sqlite3.connect(cfg.db_path())
+    try:
+        rows = conn.execute(
+            "SELECT f.path, f.missing FROM turns t JOIN files f ON f.id = t.file"
+        ).fetchall()
+        missing = dict(conn.execute("SELECT path, missing FROM files").fetchall())
+    finally:
+        conn.close()
+    assert rows == [(str(path), 0)], "the turn still belongs to the archived copy"
+    assert missing[str(path)] == 0 and missing[str(archived / name)] == 1
