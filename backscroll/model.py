@@ -128,6 +128,11 @@ class ReadResult:
     #: Set when the file is of a format version the reader does not understand,
     #: e.g. "unknown format version 7". The store leaves the file's turns alone.
     unsupported: str | None = None
+    #: A sub-agent's transcript, whose turns join its parent's session: the
+    #: directory it ran in. Not stored (the parent's file owns the session's
+    #: project); its turns are kept out with that project (``exclude.projects``,
+    #: ``forget --and-exclude``).
+    ran_in: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

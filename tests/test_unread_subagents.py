@@ -119,3 +119,63 @@ def test_a_transcript_moved_away_and_back_is_indexed_under_its_path_again(
         conn.close()
     assert rows == [(str(path), 0)], "the turn still belongs to the archived copy"
     assert missing[str(path)] == 0 and missing[str(archived / name)] == 1
+
+
+def _claude_parent_and_child(home: Path, cwd: str) -> None:
+    folder = home / ".claude" / "projects" / "-work-secret"
+    (folder / SID / "subagents").mkdir(parents=True)
+
+    def entry(uuid: str, kind: str, text: str, sidechain: bool) -> str:
+        content = text if kind == "user" else [{"type": "text", "text": text}]
+        return json.dumps({"type": kind, "uuid": uuid, "sessionId": SID, "cwd": cwd,
+                           "isSidechain": sidechain, "timestamp": "2026-05-11T08:00:01Z",
+                           "message": {"role": kind, "content": content}}) + "\n"  # fmt: skip
+
+    (folder / f"{SID}.jsonl").write_text(
+        entry("00000000-0000-4000-8000-000000000001", "user", "the secret plan", False)
+    )
+    (folder / SID / "subagents" / "agent-a1.jsonl").write_text(
+        entry("00000000-0000-4000-8000-0000000000a1", "assistant", "sub-agent zebrafound", True)
+    )
+
+
+def test_a_sub_agents_turns_are_kept_out_with_the_excluded_project_it_ran_in(
+    isolated_home: Path,
+) -> None:
+    _claude_parent_and_child(isolated_home, "/work/secret")
+    child = _codex_child(isolated_home, steps=1)
+    cfg = isolated_home / ".config" / "backscroll" / "config.yaml"
+    cfg.parent.mkdir(parents=True, exist_ok=True)
+    cfg.write_text("exclude:\n  projects: [/work/secret, /home/u/p]\n"
+                   "hosts:\n  codex:\n    include_subagents: true\n"
+                   "  claude-code:\n    include_subagents: true\n")  # fmt: skip
+    direct.index(config.load())
+    for word in ("zebrafound", "sub-agent step"):
+        assert direct.query(config.load(), "search", {"query": word})["hits"] == [], word
+    assert child.exists()
+
+
+def test_forget_and_exclude_keeps_a_later_sub_agent_out_of_the_forgotten_project(
+    isolated_home: Path, tmp_path: Path
+) -> None:
+    from tests.daemon.harness import run_cli
+
+    cfg = isolated_home / ".config" / "backscroll" / "config.yaml"
+    cfg.parent.mkdir(parents=True, exist_ok=True)
+    cfg.write_text("hosts:\n  claude-code:\n    include_subagents: true\n")
+    folder = isolated_home / ".claude" / "projects" / "-work-secret"
+    folder.mkdir(parents=True)
+    (folder / f"{SID}.jsonl").write_text(json.dumps({
+        "type": "user", "uuid": "00000000-0000-4000-8000-000000000001", "sessionId": SID,
+        "cwd": "/work/secret", "timestamp": "2026-05-11T08:00:00Z",
+        "message": {"role": "user", "content": "the secret plan"}}) + "\n")  # fmt: skip
+    env = {"HOME": str(isolated_home), "BACKSCROLL_HOME": str(tmp_path / "data"),
+           "XDG_CONFIG_HOME": str(isolated_home / ".config")}  # fmt: skip
+    assert run_cli(tmp_path, "index", env=env).returncode == 0
+    forgot = run_cli(tmp_path, "forget", "--project", "/work/secret", "--and-exclude", env=env)
+    assert forgot.returncode == 0, forgot.stderr
+    (folder / f"{SID}.jsonl").unlink()
+    _claude_parent_and_child(isolated_home, "/work/secret")  # a new sub-agent, then
+    (folder / f"{SID}.jsonl").unlink()  # (its parent's transcript is gone)
+    assert run_cli(tmp_path, "index", env=env).returncode == 0
+    assert run_cli(tmp_path, "search", "zebrafound", env=env).returncode == 1

@@ -60,6 +60,8 @@ def clean(
         for s in result.sessions
         if s.project and _under_any(os.path.normpath(s.project), excluded)
     }
+    if result.ran_in and _under_any(os.path.normpath(result.ran_in), excluded):
+        drop |= {t.session_id for t in result.turns} | {s.session_id for s in result.sessions}
     if redactor is None and not drop and not _has_surrogates(result):
         return result
 

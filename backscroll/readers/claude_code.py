@@ -216,6 +216,7 @@ class ClaudeCodeReader(BaseReader):
             state=state.dump(),
             replace=prev is None or prev.position == 0,
             problems=tuple(tail.problems),
+            ran_in=state.cwd if file.subagent else None,
         )
 
 

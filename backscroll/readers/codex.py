@@ -279,6 +279,7 @@ class CodexReader(BaseReader):
             position=position,
             state=state.dump(),
             replace=prev is None or prev.position == 0,
+            ran_in=state.cwd,
         )
 
     def _title_from_index(self, path: Path, state: _State) -> None:

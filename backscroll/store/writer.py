@@ -303,8 +303,11 @@ class IndexWriter:
         )
         return row.id
 
-    def _excluded_sessions(self, host: str, sessions: dict[str, Session]) -> set[str]:
-        """Sessions the user forgot with ``--and-exclude`` (by session, project or host)."""
+    def _excluded_sessions(
+        self, host: str, sessions: dict[str, Session], ran_in: str | None = None
+    ) -> set[str]:
+        """Sessions the user forgot with ``--and-exclude`` (by session, project or
+        host); all of them for a sub-agent's transcript run in an excluded project."""
         rows = self.conn.execute(
             "SELECT kind, value FROM exclusions WHERE host IN ('', ?)", (host,)
         ).fetchall()
@@ -313,6 +316,8 @@ class IndexWriter:
         ids = {v for k, v in rows if k == "session"}
         projects = {v for k, v in rows if k == "project"}
         if any(k == "host" and v == host for k, v in rows):
+            return set(sessions)
+        if ran_in and ran_in.rstrip("/") in projects:
             return set(sessions)
         known = {
             str(r[0]): str(r[1] or "")
@@ -331,7 +336,7 @@ class IndexWriter:
     def _write_turns(self, file_id: int, update: Update, *, new_file: bool) -> ApplyReport:
         result = update.result
         sessions = _merge_sessions(result.sessions, result.turns, update.path)
-        skip = self._excluded_sessions(update.host, sessions)
+        skip = self._excluded_sessions(update.host, sessions, result.ran_in)
         if skip:
             sessions = {k: v for k, v in sessions.items() if k not in skip}
             # The memo's title candidate or first prompt may be a kept-out session's.
