@@ -155,11 +155,16 @@ def cmd_explain(args: argparse.Namespace) -> int:
         _emit(result)
     else:
         print(explain.render(result))
-    return 0 if result["owner"] else 1
+    return 0 if result["owner"] and (result["exists"] or result["indexed"]) else 1
 
 
 def cmd_logs(args: argparse.Namespace) -> int:
     from backscroll import logs
+
+    if args.lines is not None and args.lines < 0:
+        from backscroll.errors import BackscrollError
+
+        raise BackscrollError(f"-n/--lines: {args.lines} is not a number of lines; give 0 or more")
 
     return logs.show(args.file, follow=args.follow, level=args.level, raw=args.json,
                      lines=args.lines)  # fmt: skip

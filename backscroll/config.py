@@ -189,7 +189,13 @@ def load(path: Path | None = None, *, known_hosts: tuple[str, ...] | None = None
     try:
         text = path.read_text(encoding="utf-8")
         data = _load_yaml(text, str(path))
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            [f"{path}: it is not UTF-8 text ({exc}); save it as UTF-8 (YAML is text)"]
+        ) from exc
+    except IsADirectoryError as exc:
+        raise ConfigError([f"{path}: is a directory; give the config file itself"]) from exc
+    except OSError as exc:
         raise ConfigError([f"{path}: cannot read it ({exc}); check its permissions"]) from exc
     except yaml.YAMLError as exc:
         raise ConfigError(

@@ -86,6 +86,8 @@ def _row(cfg: Config, path: Path) -> dict[str, Any] | None:
 
 
 def _notes(row: dict[str, Any] | None, path: Path, kind: str, version: int) -> list[str]:
+    if row is None and not path.exists():
+        return ["no such file, and nothing was ever indexed from it: check the path"]
     if row is None:
         return ["not indexed yet: the daemon indexes it on its next change or rescan, "
                 "`backscroll index` does it now"]  # fmt: skip

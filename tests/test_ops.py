@@ -267,3 +267,34 @@ def test_the_cli_parser_does_not_import_the_operations_modules() -> None:
     )
     for heavy in heavy_modules:
         assert heavy not in loaded, f"{heavy} is imported just to build the parser"
+
+
+def test_explain_a_path_that_does_not_exist_says_so_and_exits_1(
+    isolated_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = isolated_home / ".claude" / "projects" / "-x" / "abc.jsonl"
+    code, out = run_json(capsys, "explain", str(path), "--json")
+    assert code == 1 and out["exists"] is False and out["indexed"] is False
+    assert out["notes"] == ["no such file, and nothing was ever indexed from it: check the path"]
+
+
+def test_logs_refuses_a_negative_line_count_with_a_clear_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = tmp_path / "daemon.log"
+    log.write_text(json.dumps({"ts": "t1", "level": "info", "event": "x"}) + "\n")
+    assert cli.main(["logs", "--file", str(log), "-n", "-1"]) == 2
+    err = capsys.readouterr().err
+    assert "-n/--lines: -1 is not a number of lines; give 0 or more" in err
+    assert "unexpected error" not in err
+
+
+def test_config_check_says_a_file_that_is_not_utf8_is_not_text(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "config.yaml"
+    bad.write_bytes(b"\xff\xfe log_level: info\n")
+    assert cli.main(["config", "check", str(bad)]) == 2
+    assert "it is not UTF-8 text" in capsys.readouterr().err
+    assert cli.main(["config", "check", str(tmp_path)]) == 2
+    assert "is a directory; give the config file itself" in capsys.readouterr().err

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+from collections.abc import Mapping
 from pathlib import Path
 
 from backscroll import config, direct
@@ -17,7 +18,7 @@ CHILD = "019e1625-0000-7000-8000-0000000000c1"
 SID = "d6e0bada-1959-4eec-a9d2-0bfade768d8f"
 
 
-def _line(ts: str, kind: str, payload: dict[str, object]) -> str:
+def _line(ts: str, kind: str, payload: Mapping[str, object]) -> str:
     return json.dumps({"timestamp": ts, "type": kind, "payload": payload}) + "\n"
 
 

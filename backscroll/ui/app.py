@@ -30,6 +30,8 @@ SEARCH_LIMIT = 20
 SESSIONS_PAGE = 200
 #: Activity over 90 days scans every turn of the window: keep an answer this long.
 ACTIVITY_TTL_S = 30.0
+#: The days an activity page may end on (others show the latest 90 days).
+UNTIL_YEARS = (1970, 9000)
 #: The doctor's findings are re-checked in the background when older than this.
 DOCTOR_TTL_S = 60.0
 #: How long the health page waits for the first doctor run before showing the status alone.
@@ -169,9 +171,11 @@ class Viewer:
         if until:
             try:
                 day = datetime.strptime(until, "%Y-%m-%d").replace(tzinfo=UTC)
-                params["until"] = day.timestamp() + 86399
             except ValueError:
-                pass
+                day = None
+            # A year before the epoch or near 9999 has no 90 days of dates around it.
+            if day is not None and UNTIL_YEARS[0] <= day.year <= UNTIL_YEARS[1]:
+                params["until"] = day.timestamp() + 86399
         key = repr(sorted(params.items()))
         now = time.monotonic()
         cached = self._activity.get(key)

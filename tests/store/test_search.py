@@ -108,3 +108,12 @@ def test_fts_syntax_in_the_query_is_matched_as_words(writer: IndexWriter) -> Non
     _add(writer, "/f.jsonl", "codex", "s", ["run login_user(--dry-run) in src/auth/handler.py"])
     for query in ["login_user(--dry-run)", "src/auth/handler.py", "NEAR(login user)", '"dry run"']:
         assert _search(writer, query=query)["hits"], query
+
+
+def test_a_host_not_enabled_lists_each_enabled_host_once(writer: IndexWriter) -> None:
+    # goose and hermes have two readers each (database and JSON lines).
+    query = search(SearchParams(query="x", host="nosuch"), fts=True,
+                   enabled_hosts=["goose", "goose", "hermes", "hermes", "codex"])  # fmt: skip
+    result: dict[str, Any] = run_sync(writer.conn, query)
+    assert result["reason"]["enabled"] == ["goose", "hermes", "codex"]
+    assert "enabled hosts: goose, hermes, codex" in worded(result, "cli", {})["message"]

@@ -114,6 +114,14 @@ def test_activity_draws_turns_per_day_per_host_and_the_busiest_projects(viewer: 
     assert PROJECT in projects and "sessions</text>" in projects
 
 
+@pytest.mark.parametrize("until", ["0001-01-01", "9999-12-31", "1969-12-31", "2026-13-40"])
+def test_activity_ending_on_an_impossible_day_shows_the_latest_days(
+    viewer: Viewer, until: str
+) -> None:
+    status, _, body = viewer.get(f"/activity?until={until}")
+    assert status == 200 and "turns per day" in body
+
+
 def test_activity_of_an_empty_window_points_at_the_newest_turn(viewer: Viewer) -> None:
     _, _, body = viewer.get("/activity?until=2020-01-01")
     assert "no turns in the 90 days up to 2020-01-01" in body
