@@ -60,7 +60,11 @@ def refresh(config: Config) -> None:
     try:
         index(config)
     except Exception as exc:  # a search must still answer from what is indexed
-        log.warning("refresh failed", extra={"event": "refresh_error", "error": repr(exc)})
+        from backscroll.daemon.logging import ensure_logging
+
+        ensure_logging()
+        log.warning("refresh failed; answering from what is indexed",
+                    extra={"event": "refresh_error", "error": repr(exc)})  # fmt: skip
 
 
 def query(config: Config, method: str, params: Any) -> Any:

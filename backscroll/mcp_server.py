@@ -331,6 +331,9 @@ def serve(cfg: Config) -> int:
     process prints goes to stderr: stdout carries protocol messages only."""
     stdout = sys.stdout.buffer
     sys.stdout = sys.stderr
+    from backscroll.daemon.logging import setup_logging
+
+    setup_logging("warning")  # (stderr: what the MCP client keeps of the server)
     with contextlib.suppress(KeyboardInterrupt):
         McpServer(cfg, os.environ).run(sys.stdin.buffer, stdout)
     return 0

@@ -322,10 +322,15 @@ def test_a_broken_index_is_a_tool_error_that_says_what_to_do(
     try:
         result = broken.call("search_history", {"query": "phoenix"})
     finally:
-        broken.close()
+        err = broken.close()
     assert result["isError"] is True
     assert "cannot be read as an index" in text_of(result)
     assert "backscroll index" in text_of(result)
+    # The server's stderr (what the client keeps) says which tool failed and why, as JSON.
+    logged = [json.loads(line) for line in err.splitlines() if line.startswith("{")]
+    failed = [e for e in logged if e.get("event") == "mcp_tool_error"]
+    assert failed and failed[0]["tool"] == "search_history"
+    assert "cannot be read as an index" in failed[0]["error"]
 
 
 def test_an_unknown_tool_is_a_protocol_error(anon: McpProcess) -> None:

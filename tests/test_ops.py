@@ -298,3 +298,20 @@ def test_config_check_says_a_file_that_is_not_utf8_is_not_text(
     assert "it is not UTF-8 text" in capsys.readouterr().err
     assert cli.main(["config", "check", str(tmp_path)]) == 2
     assert "is a directory; give the config file itself" in capsys.readouterr().err
+
+
+def test_a_failed_refresh_before_a_search_logs_why_as_a_json_line(isolated_home: Path) -> None:
+    script = (
+        "from backscroll import config, direct\n"
+        "def broken(cfg, *a, **k):\n"
+        "    raise OSError(28, 'No space left on device')\n"
+        "direct.index = broken\n"
+        "direct.refresh(config.load())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (line,) = done.stderr.splitlines()
+    entry = json.loads(line)
+    assert entry["event"] == "refresh_error" and "No space left on device" in entry["error"]
+    assert entry["msg"].startswith("refresh failed")

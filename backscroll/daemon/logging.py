@@ -71,6 +71,13 @@ def log_format(stream: IO[str], forced: str | None = None) -> str:
         return "json"
 
 
+def ensure_logging(level: str = "warning") -> None:
+    """Route the ``backscroll`` loggers to stderr unless something already does
+    (a command that logs only when something goes wrong: its line keeps its fields)."""
+    if not logging.getLogger("backscroll").handlers:
+        setup_logging(level)
+
+
 def setup_logging(
     level: str = "info", fmt: str | None = None, stream: IO[str] | None = None
 ) -> None:
