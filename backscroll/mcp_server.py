@@ -76,7 +76,9 @@ def _days(args: Mapping[str, Any]) -> float | None:
 
 def search_params(cfg: Config, args: Mapping[str, Any], caller: str | None) -> dict[str, Any]:
     """SearchParams for the daemon, with the config's bounds always applied."""
-    _allowed(args, ("query", "host", "project", "role", "days", "limit", "context", "team"))
+    _allowed(
+        args, ("query", "host", "project", "role", "days", "limit", "context", "team", "current")
+    )
     query = _str(args, "query")
     if not query or not query.strip():
         raise ToolInputError("query is required: give one or more words to search for")
@@ -94,7 +96,7 @@ def search_params(cfg: Config, args: Mapping[str, Any], caller: str | None) -> d
         "context": _int(args, "context", 0, MAX_CONTEXT),
         "max_turn_chars": lim.max_turn_chars,
         "max_total_chars": lim.max_total_chars,
-        "exclude_session": caller,
+        "exclude_session": None if _flag(args, "current") else caller,
     }
     return {k: v for k, v in params.items() if v is not None}
 
@@ -142,6 +144,10 @@ def call_tool(
             result = worded(_team_search(cfg, params), "mcp", params)
         else:
             result = worded(query(cfg, "search", params), "mcp", params)
+            if not result.get("hits") and params.get("exclude_session"):
+                note = _left_out(cfg, params, query)
+                if note:
+                    result["message"] = f"{result.get('message') or 'no match'}; {note}"
         framed = recall.frame_search(result, caller, budget)
         return framed.text, _structured(result, caller, "hits", framed.shown)
     if name == "list_sessions":
@@ -158,10 +164,27 @@ def call_tool(
 
 
 def _team(args: Mapping[str, Any]) -> bool:
-    value = args.get("team", False)
+    return _flag(args, "team")
+
+
+def _flag(args: Mapping[str, Any], name: str) -> bool:
+    value = args.get(name, False)
     if not isinstance(value, bool):
-        raise ToolInputError(f"team must be true or false, got {value!r}")
+        raise ToolInputError(f"{name} must be true or false, got {value!r}")
     return value
+
+
+def _left_out(cfg: Config, params: dict[str, Any], query: Query) -> str | None:
+    """For a search that found nothing with the caller's session left out: how
+    many of its turns match, said with the way to search them."""
+    mine = {**params, "exclude_session": None, "session": params["exclude_session"], "limit": 1}
+    found = int(query(cfg, "search", mine).get("total") or 0)
+    if not found:
+        return None
+    return (
+        f"{found} turn(s) of your current session match; it is left out by default (its "
+        "recent turns are in your context): call again with current: true to search it too"
+    )
 
 
 def _team_search(cfg: Config, params: dict[str, Any]) -> dict[str, Any]:

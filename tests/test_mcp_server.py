@@ -158,7 +158,7 @@ def test_tools_list_offers_three_tools_each_led_by_what_it_is_for(anon: McpProce
     assert "Use it when" in search["description"].splitlines()[1]
     assert search["inputSchema"]["required"] == ["query"]
     assert set(search["inputSchema"]["properties"]) == {
-        "query", "host", "project", "role", "days", "limit", "context", "team",
+        "query", "host", "project", "role", "days", "limit", "context", "team", "current",
     }  # fmt: skip
     assert search["inputSchema"]["properties"]["role"]["enum"] == ["user", "assistant", "summary"]
     assert tools["read_session"]["inputSchema"]["required"] == ["session"]
@@ -212,6 +212,22 @@ def test_search_leaves_out_the_callers_own_session_and_marks_the_others(
     labels = [ln for ln in text.splitlines() if ln.startswith("── ") and "· session " in ln]
     assert labels and all(ln.endswith(recall.OTHER_SESSION) for ln in labels)
     assert "could not be identified" not in text
+
+
+def test_a_search_that_only_the_callers_session_answers_says_so_and_current_finds_it(
+    as_phoenix: McpProcess,
+) -> None:
+    # "catches" is said only in the caller's own session.
+    empty = as_phoenix.call("search_history", {"query": "catches"})
+    assert empty["isError"] is False and not empty["structuredContent"]["hits"]
+    message = empty["structuredContent"]["message"]
+    assert "of your current session match" in message and "current: true" in message
+    mine = as_phoenix.call("search_history", {"query": "catches", "current": True})
+    hits = mine["structuredContent"]["hits"]
+    assert hits and {h["session_id"] for h in hits} == {PHOENIX}
+    assert not any(h["from_another_session"] for h in hits)
+    bad = as_phoenix.call("search_history", {"query": "catches", "current": "yes"})
+    assert bad["isError"] is True and "current must be true or false" in text_of(bad)
 
 
 @pytest.mark.parametrize("var", recall.SESSION_ENV)
