@@ -63,8 +63,12 @@ def load_config(config_file: Path | None = None) -> Config:
 
 
 def needs_config(config_file: Path | None = None) -> bool:
-    """Whether a config file exists that could change the socket or the limits."""
-    return os.path.exists(str(config_file) if config_file else paths.config_path_text())
+    """Whether a config file exists that could change the socket or the limits,
+    or one was named (``--config``, ``$BACKSCROLL_CONFIG``): a named file that is
+    missing is an error, with or without a daemon, never silently the defaults."""
+    if config_file or os.environ.get("BACKSCROLL_CONFIG", "").strip():
+        return True
+    return os.path.exists(paths.config_path_text())
 
 
 def query_fast(

@@ -295,3 +295,21 @@ def test_a_permission_error_is_a_clear_error_with_exit_2_not_a_traceback(
     assert json.loads(out)["error"]["exit_code"] == 2
     assert err.startswith("backscroll: permission denied: /srv/data/index.db;")
     assert "unexpected error" not in err
+
+
+def test_a_config_file_named_but_missing_is_an_error_with_the_daemon_running_too(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    from tests.daemon.harness import run_cli, start_daemon
+
+    missing = tmp_path / "nonexistent.yaml"
+    with start_daemon(tmp_path) as d:
+        for env, args in (
+            ({}, ("--config", str(missing), "search", "login")),
+            ({"BACKSCROLL_CONFIG": str(missing)}, ("status",)),
+        ):
+            done = run_cli(tmp_path, *args, env=env)
+            assert done.returncode == 2, (args, done.stdout)
+            assert str(missing) in done.stderr
+        assert run_cli(tmp_path, "status").returncode == 0
+        assert d.stop() == 0
