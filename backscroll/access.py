@@ -84,11 +84,11 @@ def query_fast(
     socket: str | Path
     if cfg is not None:
         socket = cfg.socket_path()
-    elif os.environ.get("BACKSCROLL_SOCKET") or not needs_config(config_file):
-        socket = paths.socket_path_text()
-    else:
+    elif needs_config(config_file):
         cfg = load_config(config_file)
         socket = cfg.socket_path()
+    else:
+        socket = paths.socket_path_text()
     client = try_connect(socket, timeout)
     if client is not None:
         return _ask(client, method, params)
