@@ -28,6 +28,8 @@ class Reason(TypedDict, total=False):
     for_size: bool
     host: str
     enabled: list[str]
+    #: session_in_several_hosts: the hosts that hold a session with this id.
+    hosts: list[str]
     session: str
     key: str
     candidates: list[dict[str, str]]

@@ -169,6 +169,16 @@ def _ambiguous(r: Mapping[str, Any], n: Mapping[str, str], g: Mapping[str, Any],
     return f"{r.get('session')!r} is ambiguous: {ids}; give more of the id"
 
 
+def _several_hosts(
+    r: Mapping[str, Any], n: Mapping[str, str], g: Mapping[str, Any], d: object
+) -> str:
+    hosts = f" ({', '.join(r['hosts'])})" if r.get("hosts") else ""
+    flag = n.get("host")
+    return f"{r.get('session')!r} is in several hosts{hosts}; give its host" + (
+        f" with {flag}" if flag and not g.get("host") else ""
+    )
+
+
 def _no_session(r: Mapping[str, Any], n: Mapping[str, str], g: Mapping[str, Any], d: object) -> str:
     how = "`backscroll sessions`" if n is _CLI else "list_sessions" if n is _MCP else "Sessions"
     return f"no session id starts with {r.get('session')!r}; list them with {how}"
@@ -221,9 +231,7 @@ _SENTENCES: dict[str, Callable[..., str]] = {
     "no_sessions": _no_sessions,
     "no_such_session": _no_session,
     "ambiguous_session": _ambiguous,
-    "session_in_several_hosts": lambda r, *_: (
-        f"{r.get('session')!r} is in several hosts; give its host"
-    ),
+    "session_in_several_hosts": _several_hosts,
     "no_turn_with_key": lambda r, *_: (
         f"session {r.get('session')!r} has no turn with key {r.get('key')!r}"
     ),

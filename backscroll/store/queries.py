@@ -161,8 +161,20 @@ def session(p: SessionParams) -> Statements[SessionReply]:
         (*args, p.session),
     )
     exact = [r for r in found if r[2] == p.session]
+    if len(exact) > 1:  # the same id on two hosts (a chat migrated between them)
+        return {
+            "schema": RESULT_SCHEMA,
+            "session": None,
+            "turns": [],
+            "message": None,
+            "reason": {
+                "code": "session_in_several_hosts",
+                "session": p.session,
+                "hosts": [r[1] for r in exact],
+            },
+        }
     if exact:
-        found = exact[:1]
+        found = exact
     if not found:
         return {
             "schema": RESULT_SCHEMA,

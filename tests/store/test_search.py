@@ -117,3 +117,21 @@ def test_a_host_not_enabled_lists_each_enabled_host_once(writer: IndexWriter) ->
     result: dict[str, Any] = run_sync(writer.conn, query)
     assert result["reason"]["enabled"] == ["goose", "hermes", "codex"]
     assert "enabled hosts: goose, hermes, codex" in worded(result, "cli", {})["message"]
+
+
+def test_show_of_an_id_two_hosts_share_asks_for_the_host_instead_of_picking_one(
+    writer: IndexWriter,
+) -> None:
+    from backscroll.protocol import SessionParams
+    from backscroll.store.queries import session
+
+    _add(writer, "/a.db", "opencode", "ses_demo01", ["opencode's copy"])
+    _add(writer, "/b.db", "kilo-cli", "ses_demo01", ["kilo's copy"])
+    both: dict[str, Any] = run_sync(writer.conn, session(SessionParams(session="ses_demo01")))
+    assert both["session"] is None
+    assert both["reason"]["code"] == "session_in_several_hosts"
+    assert sorted(both["reason"]["hosts"]) == ["kilo-cli", "opencode"]
+    message = worded(both, "cli", {"session": "ses_demo01"})["message"]
+    assert "'ses_demo01' is in several hosts (" in message and message.endswith("with --host")
+    one = run_sync(writer.conn, session(SessionParams(session="ses_demo01", host="kilo-cli")))
+    assert [t["text"] for t in one["turns"]] == ["kilo's copy"]
