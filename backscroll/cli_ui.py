@@ -12,6 +12,7 @@ import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
 
@@ -36,12 +37,31 @@ def cmd_ui(args: argparse.Namespace) -> int:
     else:
         print(f"backscroll viewer: {url}")
         print("(the link carries this start's access token; keep it to yourself)")
-    if not args.no_open:
-        import webbrowser
-
-        if not webbrowser.open(url, new=2):
-            print("no browser found here: open the link above in one", file=sys.stderr)
+    if not args.no_open and not open_in_browser(url, cfg.socket_path().parent):
+        print("no browser found here: open the link above in one", file=sys.stderr)
     return 0
+
+
+def open_in_browser(url: str, private_dir: Path) -> bool:
+    """Open ``url`` through a 0600 page in ``private_dir`` that forwards to it: a
+    browser started with the URL itself would show its access token to every
+    local user in its command line (``/proc/<pid>/cmdline``)."""
+    import html
+    import os
+    import webbrowser
+
+    page = private_dir / "open-viewer.html"
+    target = html.escape(url, quote=True)
+    body = (
+        '<!doctype html><meta charset="utf-8"><title>backscroll</title>'
+        f'<meta http-equiv="refresh" content="0;url={target}">'
+        f'<p><a href="{target}">Open the backscroll viewer</a></p>'
+    )
+    fd = os.open(page, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        os.fchmod(fh.fileno(), 0o600)
+        fh.write(body)
+    return bool(webbrowser.open(page.as_uri(), new=2))
 
 
 def register(sub: Any) -> None:

@@ -191,3 +191,27 @@ def test_backscroll_ui_opens_the_url_with_the_token_in_the_browser(
         Viewer(d, url, int(url.split(":")[2].split("/")[0]), url.split("=", 1)[1]).get("/")[0]
         == 200
     )
+
+
+def test_the_browser_is_given_a_private_page_not_the_url_with_its_token(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A browser's command line is readable by every local user (/proc/<pid>/cmdline).
+    import webbrowser
+
+    from backscroll.cli_ui import open_in_browser
+
+    opened: list[str] = []
+    monkeypatch.setattr(webbrowser, "open", lambda uri, new=0: opened.append(uri) or True)
+    private = tmp_path / "run"
+    private.mkdir(mode=0o700)
+    url = "http://127.0.0.1:8765/?token=s3cr3t-t0ken&x=<1>"
+    assert open_in_browser(url, private) is True
+    (uri,) = opened
+    assert uri.startswith("file://") and "s3cr3t" not in uri
+    page = private / "open-viewer.html"
+    assert uri == page.as_uri()
+    assert page.stat().st_mode & 0o777 == 0o600
+    body = page.read_text()
+    assert "http://127.0.0.1:8765/?token=s3cr3t-t0ken&amp;x=&lt;1&gt;" in body
+    assert "<1>" not in body
