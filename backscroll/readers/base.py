@@ -476,9 +476,25 @@ def _parse_lines(tail: Tail, lines: Iterator[Line]) -> Iterator[tuple[Line, Any]
         except (ValueError, RecursionError) as exc:
             if line is tail.unterminated:
                 return  # still being written after all: left for next time
+            error = str(exc)
+            padded = _after_nul_padding(line)
+            if padded is not None:
+                # A crash left the file's preallocated tail as NUL bytes and the
+                # host went on writing after them: the record that follows counts.
+                tail.problems.append(Problem(
+                    f"{padded.offset - line.offset} NUL bytes (left by a crash) skipped",
+                    line.number, line.offset))  # fmt: skip
+                if not padded.raw:
+                    continue
+                line = padded
+                try:
+                    yield line, loads(line.raw)
+                    continue
+                except (ValueError, RecursionError) as again:
+                    error = str(again)
             parts = _glued(line)
             if parts is None:
-                tail.problems.append(Problem(f"malformed JSON: {exc}", line.number, line.offset))
+                tail.problems.append(Problem(f"malformed JSON: {error}", line.number, line.offset))
                 continue
             tail.problems.append(
                 Problem(f"{len(parts)} JSON records glued on one line; each was read", line.number)
@@ -488,6 +504,14 @@ def _parse_lines(tail: Tail, lines: Iterator[Line]) -> Iterator[tuple[Line, Any]
             continue
         tail.take(line)
         yield line, obj
+
+
+def _after_nul_padding(line: Line) -> Line | None:
+    """``line`` without the NUL bytes it starts with, if it starts with any."""
+    if not line.raw.startswith(b"\x00"):
+        return None
+    rest = line.raw.lstrip(b"\x00")
+    return Line(line.offset + len(line.raw) - len(rest), line.number, rest)
 
 
 def parse_lines(tail: Tail, lines: Iterator[Line]) -> Iterator[tuple[Line, Any]]:

@@ -147,3 +147,18 @@ def test_a_title_keeps_every_whole_word_that_fits() -> None:
 def test_a_first_line_that_is_one_overlong_word_gives_no_title() -> None:
     assert first_line_title("x" * 200) == ""
     assert first_line_title("  \n" + "sk-ant-api03-" + "Z" * 90 + "\nnext") == ""
+
+
+def test_a_record_after_nul_padding_left_by_a_crash_is_read(tmp_path: Path) -> None:
+    # A crash can leave a file's preallocated tail as NUL bytes; the host then
+    # appends after them, and that record must not be lost with the padding.
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b'{"n": 1}\n' + b"\x00" * 4096 + b'{"n": 2}\n' + b"\x00" * 10 + b"\n")
+    tail, lines = tail_jsonl(path, None, ReaderOptions())
+    read = [(line.offset, obj) for line, obj in lines]
+    assert read == [(0, {"n": 1}), (9 + 4096, {"n": 2})]
+    assert [p.message for p in tail.problems] == [
+        "4096 NUL bytes (left by a crash) skipped",
+        "10 NUL bytes (left by a crash) skipped",
+    ]
+    assert tail.end == path.stat().st_size
