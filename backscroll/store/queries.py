@@ -148,6 +148,13 @@ def sessions(p: SessionsParams) -> Statements[SessionsReply]:
     return {"schema": RESULT_SCHEMA, "sessions": items, "message": None, "reason": reason}
 
 
+def _no_session(code: str, p: SessionParams, **fields: Any) -> SessionReply:
+    """A ``session`` reply that opens none, saying why."""
+    reason: Any = {"code": code, "session": p.session, **fields}
+    return {"schema": RESULT_SCHEMA, "session": None, "turns": [], "message": None,
+            "reason": reason}  # fmt: skip
+
+
 def session(p: SessionParams) -> Statements[SessionReply]:
     args: list[Any] = [like_prefix(p.session)]
     host = ""
@@ -162,39 +169,14 @@ def session(p: SessionParams) -> Statements[SessionReply]:
     )
     exact = [r for r in found if r[2] == p.session]
     if len(exact) > 1:  # the same id on two hosts (a chat migrated between them)
-        return {
-            "schema": RESULT_SCHEMA,
-            "session": None,
-            "turns": [],
-            "message": None,
-            "reason": {
-                "code": "session_in_several_hosts",
-                "session": p.session,
-                "hosts": [r[1] for r in exact],
-            },
-        }
+        return _no_session("session_in_several_hosts", p, hosts=[r[1] for r in exact])
     if exact:
         found = exact
     if not found:
-        return {
-            "schema": RESULT_SCHEMA,
-            "session": None,
-            "turns": [],
-            "message": None,
-            "reason": {"code": "no_such_session", "session": p.session},
-        }
+        return _no_session("no_such_session", p)
     if len(found) > 1:
-        return {
-            "schema": RESULT_SCHEMA,
-            "session": None,
-            "turns": [],
-            "message": None,
-            "reason": {
-                "code": "ambiguous_session",
-                "session": p.session,
-                "candidates": [{"session_id": r[2], "host": r[1]} for r in found[:5]],
-            },
-        }
+        candidates = [{"session_id": r[2], "host": r[1]} for r in found[:5]]
+        return _no_session("ambiguous_session", p, candidates=candidates)
     r = found[0]
     count = yield ("SELECT count(*) FROM turns WHERE session = ?", (r[0],))
     total = int(count[0][0])
