@@ -476,25 +476,24 @@ def _parse_lines(tail: Tail, lines: Iterator[Line]) -> Iterator[tuple[Line, Any]
         except (ValueError, RecursionError) as exc:
             if line is tail.unterminated:
                 return  # still being written after all: left for next time
-            error = str(exc)
             padded = _after_nul_padding(line)
             if padded is not None:
                 # A crash left the file's preallocated tail as NUL bytes and the
                 # host went on writing after them: the record that follows counts.
-                tail.problems.append(Problem(
-                    f"{padded.offset - line.offset} NUL bytes (left by a crash) skipped",
-                    line.number, line.offset))  # fmt: skip
-                if not padded.raw:
-                    continue
-                line = padded
                 try:
-                    yield line, loads(line.raw)
+                    obj = loads(padded.raw) if padded.raw else None
+                except (ValueError, RecursionError):
+                    pass  # junk after the NULs too: one problem for the line, below
+                else:
+                    tail.problems.append(Problem(
+                        f"{padded.offset - line.offset} NUL bytes (left by a crash) skipped",
+                        line.number, line.offset))  # fmt: skip
+                    if padded.raw:
+                        yield padded, obj
                     continue
-                except (ValueError, RecursionError) as again:
-                    error = str(again)
             parts = _glued(line)
             if parts is None:
-                tail.problems.append(Problem(f"malformed JSON: {error}", line.number, line.offset))
+                tail.problems.append(Problem(f"malformed JSON: {exc}", line.number, line.offset))
                 continue
             tail.problems.append(
                 Problem(f"{len(parts)} JSON records glued on one line; each was read", line.number)
