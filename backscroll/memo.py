@@ -22,8 +22,12 @@ from typing import Any
 #: Keys readers keep prose under: titles (``titles``: one per session), the
 #: first prompt, and VS Code Copilot Chat's request and response texts.
 PROSE_KEYS = frozenset(
-    {"title", "titles", "customTitle", "first_user", "prompt", "summary", "text", "value"}
-)
+    {
+        "title", "titles", "customTitle", "computedTitle", "first_user", "prompt", "summary",
+        "text", "value", "message",
+        "run",  # an unfinished message of Kimi CLI and Grok: [key, role, text, ...]
+    }
+)  # fmt: skip
 
 
 def map_prose(state: Any, fn: Callable[[str], str | None], *, inside: bool = False) -> Any:
@@ -38,8 +42,12 @@ def map_prose(state: Any, fn: Callable[[str], str | None], *, inside: bool = Fal
 
 
 def without_prose(state: Any) -> Any:
-    """``state`` with every prose string removed (None in its place)."""
-    return map_prose(state, lambda _: None)
+    """``state`` with every prose string removed (None in its place), and the
+    rank of a removed title back at 0, so that a later prompt titles the session."""
+    out = map_prose(state, lambda _: None)
+    if isinstance(out, dict) and "rank" in out and out.get("title") is None:
+        out["rank"] = 0
+    return out
 
 
 def prose_strings(state: Any) -> list[str]:

@@ -153,3 +153,22 @@ def test_a_rebuild_redacts_the_memos_of_the_files_it_keeps(
     nowhere_in_the_data(tmp_path, "ACMEKEY-778899")
     (memo,) = memos(tmp_path)
     assert memo["title"] == "deploy with [REDACTED:acme] now"
+
+
+def test_a_session_that_goes_on_after_forget_gets_its_next_prompt_as_title(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    # The memo's title goes with the forgotten turns, and so does its rank: a
+    # later prompt titles the session again.
+    write_session(
+        isolated_home, 11, [("user", f"plan the {OLD} migration", "2026-03-01T10:00:00Z")]
+    )
+    assert run_cli(tmp_path, "index").returncode == 0
+    assert run_cli(tmp_path, "forget", "--session", session_uuid(11)).returncode == 0
+    write_session(
+        isolated_home, 11, [("user", "a new topic after forgetting", "2026-03-01T11:00:00Z")]
+    )
+    assert run_cli(tmp_path, "index").returncode == 0
+    listed = json.loads(run_cli(tmp_path, "sessions", "--json").stdout)["sessions"]
+    assert [s["title"] for s in listed] == ["a new topic after forgetting"]
+    nowhere_in_the_data(tmp_path, OLD)

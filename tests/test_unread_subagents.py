@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
@@ -176,7 +177,38 @@ def test_forget_and_exclude_keeps_a_later_sub_agent_out_of_the_forgotten_project
     forgot = run_cli(tmp_path, "forget", "--project", "/work/secret", "--and-exclude", env=env)
     assert forgot.returncode == 0, forgot.stderr
     (folder / f"{SID}.jsonl").unlink()
-    _claude_parent_and_child(isolated_home, "/work/secret")  # a new sub-agent, then
+    # A new sub-agent, run in a directory under the forgotten project, then
+    _claude_parent_and_child(isolated_home, "/work/secret/pkg")
     (folder / f"{SID}.jsonl").unlink()  # (its parent's transcript is gone)
     assert run_cli(tmp_path, "index", env=env).returncode == 0
     assert run_cli(tmp_path, "search", "zebrafound", env=env).returncode == 1
+
+
+def test_a_kimi_sub_agents_turns_are_kept_out_with_its_parents_excluded_project(
+    isolated_home: Path,
+) -> None:
+    fixtures = Path(__file__).parent / "fixtures" / "kimi-cli"
+    session = isolated_home / ".kimi" / "sessions" / "fcfa19e37c9d6520c81afdca5fc8af94"
+    session /= "0c9d7a52-6e1b-4f3a-8d24-51b7e0a9c6f3"
+    (session / "subagents" / "coder").mkdir(parents=True)
+    shutil.copy(fixtures / "constructed-kimi.json", isolated_home / ".kimi" / "kimi.json")
+    shutil.copy(fixtures / "constructed-wire.jsonl", session / "wire.jsonl")
+    records = [
+        {"type": "metadata", "protocol_version": "1.10"},
+        {"timestamp": 1785300100.0, "message": {"type": "TurnBegin",
+                                                "payload": {"user_input": "task"}}},
+        {"timestamp": 1785300101.0, "message": {"type": "ContentPart", "payload":
+                                                {"type": "text", "text": "sub-agent zebrafound"}}},
+        {"timestamp": 1785300102.0, "message": {"type": "TurnEnd", "payload": {}}},
+    ]  # fmt: skip
+    wire = session / "subagents" / "coder" / "wire.jsonl"
+    wire.write_text("".join(json.dumps(r) + "\n" for r in records))
+    for path in (wire, session / "wire.jsonl"):
+        _age(path)
+    cfg = isolated_home / ".config" / "backscroll" / "config.yaml"
+    cfg.parent.mkdir(parents=True, exist_ok=True)
+    project = json.loads((fixtures / "constructed-kimi.json").read_text())["work_dirs"][0]["path"]
+    cfg.write_text(f"exclude:\n  projects: ['{project}']\n"
+                   "hosts:\n  kimi-cli:\n    include_subagents: true\n")  # fmt: skip
+    direct.index(config.load())
+    assert direct.query(config.load(), "search", {"query": "zebrafound"})["hits"] == []

@@ -697,10 +697,11 @@ def unread_subagent() -> ReadResult:
 def first_line_title(text: str, limit: int = 80) -> str:
     """A title from a prompt: its first non-empty line, cut to ``limit`` characters.
 
-    The cut falls between words: a word it would split is left out whole, and a
-    line whose first word is longer than the limit gives no title. Titles are
-    redacted after this, and half a token no longer has the shape that marks it
-    as a secret."""
+    A run of ASCII letters, digits and punctuation that the cut would split (a
+    word, a token, a URL) is left out whole, and a line that is one such run
+    longer than the limit gives no title: titles are redacted after this, and
+    half a token no longer has the shape that marks it as a secret. Text without
+    spaces in other scripts (Chinese, Japanese) is cut where the limit falls."""
     for line in text.splitlines():
         line = line.strip()
         if not line:
@@ -715,7 +716,7 @@ def first_line_title(text: str, limit: int = 80) -> str:
     return ""
 
 
-_PARTIAL_WORD = re.compile(r"\S+$")
+_PARTIAL_WORD = re.compile(r"[!-~]+$")
 
 
 # Tools that bring content from outside the machine into the conversation. An

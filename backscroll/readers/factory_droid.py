@@ -127,8 +127,8 @@ class FactoryDroidReader(BaseReader):
                     text = _prose(content, prompt=True)
                     if text:  # a tool_result carrier is not a prompt
                         role, tainted = "user", False
-                        if not titled:
-                            title, titled = first_line_title(text), "prompt"
+                        if not titled and (candidate := first_line_title(text)):
+                            title, titled = candidate, "prompt"
                 elif message.get("role") == "assistant":
                     role, text, turn_tainted = "assistant", _prose(content), tainted
                     tainted = tainted or calls_external_tool(content)

@@ -210,6 +210,8 @@ class KimiCliReader(BaseReader):
             state=new_state,
             replace=prev is None or prev.position == 0,
             problems=(*tail.problems, *problems),
+            # A sub-agent's wire is kept out with its parent's project.
+            ran_in=self._session(store, session_dir, parser).project if agent else None,
         )
 
     def _session(self, store: str, session_dir: Path, parser: _Parser) -> Session:

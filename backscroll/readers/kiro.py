@@ -155,8 +155,8 @@ class KiroCliReader(BaseReader):
             text = clean_text("\n\n".join(_cli_texts(content)))
             if role is None or not text:
                 continue
-            if role == "user" and not titled:
-                title, titled = first_line_title(text), True
+            if role == "user" and not titled and (candidate := first_line_title(text)):
+                title, titled = candidate, True
             message_id = data.get("message_id")
             turns.append(
                 Turn(

@@ -131,8 +131,8 @@ class PiReader(BaseReader):
                 content = message.get("content")
                 if message.get("role") == "user":
                     role, text, tainted = "user", "\n\n".join(block_texts(content)), False
-                    if not titled and clean_text(text):
-                        title, titled = first_line_title(clean_text(text)), "prompt"
+                    if not titled and (candidate := first_line_title(clean_text(text))):
+                        title, titled = candidate, "prompt"
                 elif message.get("role") == "assistant":
                     role, text, turn_tainted = (
                         "assistant",

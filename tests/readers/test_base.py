@@ -144,6 +144,14 @@ def test_a_title_keeps_every_whole_word_that_fits() -> None:
     assert first_line_title("abcd efgh ijkl", limit=10) == "abcd efgh…"
 
 
+def test_a_title_in_a_script_without_spaces_is_cut_where_the_limit_falls() -> None:
+    line = "请帮我检查一下这个项目里的配置加载逻辑" * 6
+    assert first_line_title(line) == line[:79] + "…"
+    # An ASCII token glued to such text is still left out whole.
+    glued = "密" * 70 + "ghp_" + "Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv1Wx2Y"
+    assert first_line_title(glued) == "密" * 70 + "…"
+
+
 def test_a_first_line_that_is_one_overlong_word_gives_no_title() -> None:
     assert first_line_title("x" * 200) == ""
     assert first_line_title("  \n" + "sk-ant-api03-" + "Z" * 90 + "\nnext") == ""

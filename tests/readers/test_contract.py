@@ -160,10 +160,20 @@ def test_every_reader_keeps_prose_in_its_memo_only_under_prose_keys(
     for path in _files(reader, env, project):
         result = reader.read(path, None, ReaderOptions())
         texts = [t.text for t in result.turns] + [s.title or "" for s in result.sessions]
-        rest = without_prose(dict(result.state))
-        for value in _strings(rest):
-            core = value.rstrip("…").strip()
-            assert len(core) < 8 or not any(core in text for text in texts), (
-                f"{_id(reader)} keeps {value!r} in its memo outside the keys of "
-                "backscroll.memo.PROSE_KEYS: name it there, or keep it under one of them"
-            )
+        memos = [result.state]
+        if reader.kind == "append" and path.suffix != ".json":
+            # Part-way through the file too: an unfinished message waits in the memo.
+            data = path.read_bytes()
+            try:
+                for cut in _line_ends(data)[:: max(len(_line_ends(data)) // 20, 1)]:
+                    path.write_bytes(data[:cut])
+                    memos.append(reader.read(path, None, ReaderOptions()).state)
+            finally:
+                path.write_bytes(data)
+        for memo in memos:
+            for value in _strings(without_prose(dict(memo))):
+                core = value.rstrip("…").strip()
+                assert len(core) < 8 or not any(core in text for text in texts), (
+                    f"{_id(reader)} keeps {value!r} in its memo outside the keys of "
+                    "backscroll.memo.PROSE_KEYS: name it there, or keep it under one of them"
+                )

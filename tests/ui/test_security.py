@@ -4,6 +4,7 @@ against a real daemon (the browser tests repeat the token check in Chromium)."""
 
 from __future__ import annotations
 
+import html
 import os
 import socket
 import sys
@@ -184,7 +185,10 @@ def test_backscroll_ui_opens_the_url_with_the_token_in_the_browser(
     done = run_cli(tmp_path, "ui", env={"BACKSCROLL_SOCKET": str(d.socket_path),
                                         "BROWSER": f"{sys.executable} {fake} %s"})  # fmt: skip
     assert done.returncode == 0, done.stderr
-    url = opened.read_text()
+    page = opened.read_text()  # a 0600 page that forwards to the URL, not the URL itself
+    assert page.startswith("file://") and "token" not in page
+    body = Path(page.removeprefix("file://")).read_text()
+    url = html.unescape(body.split('href="', 1)[1].split('"', 1)[0])
     assert url.startswith("http://127.0.0.1:") and "/?token=" in url
     assert f"backscroll viewer: {url}" in done.stdout
     assert (
@@ -202,7 +206,12 @@ def test_the_browser_is_given_a_private_page_not_the_url_with_its_token(
     from backscroll.cli_ui import open_in_browser
 
     opened: list[str] = []
-    monkeypatch.setattr(webbrowser, "open", lambda uri, new=0: opened.append(uri) or True)
+
+    def browser(uri: str, new: int = 0) -> bool:
+        opened.append(uri)
+        return True
+
+    monkeypatch.setattr(webbrowser, "open", browser)
     private = tmp_path / "run"
     private.mkdir(mode=0o700)
     url = "http://127.0.0.1:8765/?token=s3cr3t-t0ken&x=<1>"
