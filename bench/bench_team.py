@@ -92,9 +92,10 @@ def main() -> int:
             rows = outbox.read_batch(writer, 10**9)
             outbox.disable(writer)
             writer.close()
+            from backscroll.team.keys import TeamKeys
             from backscroll.team.publish import remote_changes
 
-            upserts, _ = remote_changes(rows.turns, "bench", team)
+            upserts, _ = remote_changes(rows.turns, "bench", team, TeamKeys(b"bench"))
             with psycopg.connect(server.url("alice", "raw"), password=PASSWORD) as conn:
                 start = time.perf_counter()
                 sql.publish(conn, upserts, [])

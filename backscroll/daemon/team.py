@@ -64,13 +64,15 @@ class TeamRunner:
             self.error = str(exc)
             log.error("team publishing is off", extra={"event": "team_error", "error": str(exc)})
             return
+        from backscroll.team.keys import TeamKeys
         from backscroll.team.publish import Publisher, settings
 
-        wanted = settings(team)
+        keys = TeamKeys.of(config.data_path())
+        wanted = settings(team, keys)
         queued = await asyncio.wrap_future(
             worker.submit("call", lambda ix: outbox.enable(ix.writer, wanted))
         )
-        self.publisher = Publisher(team, machine, DaemonOutbox(pool, worker))
+        self.publisher = Publisher(team, machine, DaemonOutbox(pool, worker), keys)
         self.task = asyncio.get_running_loop().create_task(self.publisher.run())
         log.info("team publishing on", extra={"event": "team_start", "machine_id": machine,
                  "url": self.publisher.state.url, "queued": queued})  # fmt: skip

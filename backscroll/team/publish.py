@@ -27,6 +27,7 @@ from backscroll.config import TeamConfig
 from backscroll.store.outbox import OutboxBatch, OutboxStats, OutboxTurn
 from backscroll.team import sql
 from backscroll.team.connect import CONNECT_TIMEOUT_S, check_schema, first_line, safe_url
+from backscroll.team.keys import TeamKeys
 
 if TYPE_CHECKING:
     import psycopg
@@ -99,14 +100,15 @@ def _clean(text: str | None) -> str | None:
 
 
 def remote_changes(
-    turns: tuple[OutboxTurn, ...], machine: str, team: TeamConfig
+    turns: tuple[OutboxTurn, ...], machine: str, team: TeamConfig, keys: TeamKeys
 ) -> tuple[list[sql.Upsert], list[sql.Key]]:
     """What to send: turns that exist and are not excluded are upserted (private
-    when their project says so); gone or excluded ones are deleted remotely."""
+    when their project says so); gone or excluded ones are deleted remotely.
+    Turn keys go as ``keys`` makes them (team/keys.py)."""
     upserts: list[sql.Upsert] = []
     deletes: list[sql.Key] = []
     for t in turns:
-        key = (machine, t.host, t.session_id, t.turn_key)
+        key = (machine, t.host, t.session_id, keys(t.turn_key))
         if t.text is None or t.role is None or _under(t.project, team.exclude_projects):
             deletes.append(key)
             continue
@@ -117,15 +119,15 @@ def remote_changes(
     return upserts, deletes
 
 
-def settings(team: TeamConfig) -> str:
+def settings(team: TeamConfig, keys: TeamKeys) -> str:
     """What decides which turns are sent and how; a change re-sends every turn."""
-    return json.dumps([sorted(team.exclude_projects), sorted(team.private_projects)])
+    return json.dumps([sorted(team.exclude_projects), sorted(team.private_projects), keys.prefix])
 
 
 def push(conn: psycopg.Connection[Any], batch: OutboxBatch, machine: str,
-         team: TeamConfig) -> tuple[int, int]:  # fmt: skip
+         team: TeamConfig, keys: TeamKeys) -> tuple[int, int]:  # fmt: skip
     """Send one batch in the connection's transaction (the caller commits)."""
-    upserts, deletes = remote_changes(batch.turns, machine, team)
+    upserts, deletes = remote_changes(batch.turns, machine, team, keys)
     sql.publish(conn, upserts, deletes)
     return len(upserts), len(deletes)
 
@@ -136,11 +138,14 @@ class Publisher:
         team: TeamConfig,
         machine: str,
         local: LocalOutbox,
+        keys: TeamKeys,
         pool_factory: Callable[[TeamConfig], ConnectionPool] | None = None,
     ) -> None:
         self.team = team
         self.machine = machine
         self.local = local
+        self.keys = keys
+        self._purged = False
         self.state = PublisherState(safe_url(team.url), machine)
         self._pool_factory = pool_factory
         self._pool: ConnectionPool | None = None
@@ -212,7 +217,16 @@ class Publisher:
                 check_schema(conn)
                 self.state.owner = sql.current_user(conn)
                 self._schema_ok = True
-            return push(conn, batch, self.machine, self.team)
+            if not self._purged:
+                # Rows under another secret's keys (or sent before keys were
+                # hashed): every turn is queued again under this one's.
+                gone = sql.delete_other_keys(conn, self.machine, self.keys.prefix)
+                if gone:
+                    log.info("team rows under an older key scheme deleted; re-sending",
+                             extra={"event": "team_rekeyed", "deleted": gone})  # fmt: skip
+            sent = push(conn, batch, self.machine, self.team, self.keys)
+        self._purged = True
+        return sent
 
     def _failed(self, exc: BaseException, delay: float) -> None:
         message = first_line(exc)

@@ -37,6 +37,16 @@ Upsert = tuple[str, str, str, str, bool, str | None, str | None, str | None, str
 Key = tuple[str, str, str, str]
 
 
+def delete_other_keys(conn: psycopg.Connection[Any], machine: str, prefix: str) -> int:
+    """Delete this machine's rows whose turn key does not start with ``prefix``."""
+    with conn.cursor() as cur:
+        cur.execute(
+            "DELETE FROM backscroll.turns WHERE machine_id = %s AND turn_key NOT LIKE %s",
+            (machine, prefix.replace("%", r"\%").replace("_", r"\_") + "%"),
+        )
+        return max(cur.rowcount, 0)
+
+
 def schema_version(conn: psycopg.Connection[Any]) -> int | None:
     with conn.cursor() as cur:
         cur.execute("SELECT to_regclass('backscroll.meta') IS NOT NULL")

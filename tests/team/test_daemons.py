@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from backscroll.team.keys import TeamKeys
 from tests.daemon.harness import DaemonProcess, claude_user_line, dump_turns, run_cli
 from tests.team.conftest import TeamDb
 from tests.team.pgserver import PASSWORD
@@ -103,7 +104,8 @@ def test_a_daemon_killed_mid_publish_publishes_everything_once_after_restart(
         wait_until(lambda: caught_up(again, 0) and len(team_db.rows()) == len(local),
                    "the restarted daemon to catch up")  # fmt: skip
         remote = team_db.rows("host", "session_id", "turn_key")
-        assert remote == sorted((h, s, k) for h, s, k, _r, _t in local)
+        keys = TeamKeys.of(root / "data")
+        assert remote == sorted((h, s, keys(k)) for h, s, k, _r, _t in local)
 
 
 def test_a_reload_turns_publishing_on_for_a_running_daemon(tmp_path: Path, team_db: TeamDb) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from backscroll.store import outbox
+from backscroll.team.keys import TeamKeys
 from backscroll.team.publish import Publisher
 from tests.daemon.harness import claude_user_line, dump_turns, populate, run_cli
 from tests.team.conftest import TeamDb
@@ -32,7 +33,9 @@ def indexed(tmp_path: Path) -> Path:
 
 
 def local_keys(db: Path, machine: str) -> list[tuple[object, ...]]:
-    return sorted((machine, "alice", h, s, k) for h, s, k, _r, _t in dump_turns(db))
+    """The rows the team should hold: each local turn, its key as the team sees it."""
+    keys = TeamKeys.of(db.parent)
+    return sorted((machine, "alice", h, s, keys(k)) for h, s, k, _r, _t in dump_turns(db))
 
 
 def test_every_local_turn_is_published_once_under_its_machine_and_owner(
@@ -64,7 +67,9 @@ def test_a_crash_between_remote_commit_and_local_ack_resends_without_duplicates(
     team = team_db.team("alice", "m-alice", batch_size=100_000)
     first, writer = local_publisher(db, team)
     pending = outbox.stats(writer).pending
-    crashing = Publisher(team, "m-alice", CrashAfterCommit(WriterOutbox(writer, here)))
+    crashing = Publisher(
+        team, "m-alice", CrashAfterCommit(WriterOutbox(writer, here)), TeamKeys.of(db.parent)
+    )
     try:
         with pytest.raises(RuntimeError, match="killed"):
             asyncio.run(crashing.round())
@@ -179,3 +184,48 @@ def test_excluding_a_published_project_later_deletes_it_remotely(
     finally:
         pub.close()
         writer.close()
+
+
+def test_the_team_gets_keyed_hashes_of_turn_keys_never_keys_derived_from_the_text(
+    tmp_path: Path, team_db: TeamDb
+) -> None:
+    # Some hosts' keys are a hash of the unredacted text: sent as they are, a
+    # member could test guesses of a redacted password against them.
+    db = indexed(tmp_path)
+    pub, writer = local_publisher(db, team_db.team("alice", "m-alice"))
+    try:
+        drain(pub)
+    finally:
+        pub.close()
+        writer.close()
+    local = {k for _h, _s, k, _r, _t in dump_turns(db)}
+    remote = [r[0] for r in team_db.rows("turn_key")]
+    prefix = TeamKeys.of(db.parent).prefix
+    assert remote and all(k.startswith(prefix) for k in remote)
+    assert not local & set(remote)
+    secret = db.parent / "team-key"
+    assert secret.stat().st_mode & 0o777 == 0o600
+    assert TeamKeys.of(db.parent).prefix == prefix  # stable: the same rows next time
+
+
+def test_rows_published_under_older_keys_are_replaced_not_doubled(
+    tmp_path: Path, team_db: TeamDb
+) -> None:
+    import psycopg
+
+    db = indexed(tmp_path)
+    (host, session, key, role, text) = dump_turns(db)[0]
+    # A row as an earlier version published it: the local key itself.
+    with psycopg.connect(team_db.server.admin_dsn(team_db.name)) as admin:
+        admin.execute(
+            "INSERT INTO backscroll.turns (owner, machine_id, host, session_id, turn_key, role,"
+            " text) VALUES ('alice', 'm-alice', %s, %s, %s, %s, %s)",
+            (host, session, key, role, text),
+        )
+    pub, writer = local_publisher(db, team_db.team("alice", "m-alice"))
+    try:
+        drain(pub)
+    finally:
+        pub.close()
+        writer.close()
+    assert team_db.rows() == local_keys(db, "m-alice")

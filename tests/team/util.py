@@ -12,6 +12,7 @@ from backscroll.config import TeamConfig
 from backscroll.store import open_writer, outbox
 from backscroll.store.outbox import OutboxBatch, OutboxStats
 from backscroll.store.writer import IndexWriter
+from backscroll.team.keys import TeamKeys
 from backscroll.team.publish import Publisher, settings
 
 
@@ -42,9 +43,10 @@ async def here(fn: Callable[[], Any]) -> Any:
 def local_publisher(db: Path, team: TeamConfig) -> tuple[Publisher, IndexWriter]:
     """A publisher over ``db``'s outbox (turned on, so every turn is queued)."""
     writer = open_writer(db)
-    outbox.enable(writer, settings(team))
+    keys = TeamKeys.of(db.parent)  # the data directory's secret, as the daemon's
+    outbox.enable(writer, settings(team, keys))
     assert team.machine_id
-    return Publisher(team, team.machine_id, WriterOutbox(writer, here)), writer
+    return Publisher(team, team.machine_id, WriterOutbox(writer, here), keys), writer
 
 
 def drain(pub: Publisher) -> int:

@@ -1,0 +1,52 @@
+"""Turn keys as the team database sees them: a keyed hash of the local key.
+
+Hosts that give a message no id get a key derived from its text (the first 20
+hex digits of a SHA-1 over the text as the host wrote it, before redaction).
+Published as it is, such a key would let any team member test guesses of a
+redacted password against it. The team gets ``k1:<tag>:<HMAC-SHA256(secret,
+key)>`` instead, with a secret that never leaves this machine (``team-key`` in
+the data directory, 0600). The key stays stable for as long as the secret, so
+upserts and deletes still find their rows.
+
+``<tag>`` names the secret. When it changes (the data directory was lost, or
+keys were published before this scheme), the publisher's first transaction
+deletes this machine's rows that carry another tag, and the outbox (whose
+settings include the tag) queues every turn again: nothing is left twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import secrets
+from pathlib import Path
+
+KEY_FILE = "team-key"
+
+
+class TeamKeys:
+    def __init__(self, secret: bytes) -> None:
+        self._secret = secret
+        tag = hmac.new(secret, b"backscroll team keys", hashlib.sha256).hexdigest()[:8]
+        #: What every key this secret makes starts with.
+        self.prefix = f"k1:{tag}:"
+
+    def __call__(self, key: str) -> str:
+        digest = hmac.new(self._secret, key.encode("utf-8", "surrogatepass"), hashlib.sha256)
+        return self.prefix + digest.hexdigest()[:32]
+
+    @classmethod
+    def of(cls, data_dir: Path) -> TeamKeys:
+        """The keys of this machine's secret, made (0600) the first time."""
+        path = data_dir / KEY_FILE
+        try:
+            return cls(bytes.fromhex(path.read_text(encoding="ascii").strip()))
+        except (FileNotFoundError, ValueError):
+            pass
+        data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        made = secrets.token_hex(32)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "w", encoding="ascii") as fh:
+            fh.write(made + "\n")
+        return cls(bytes.fromhex(made))
