@@ -199,7 +199,7 @@ def test_the_team_gets_keyed_hashes_of_turn_keys_never_keys_derived_from_the_tex
         pub.close()
         writer.close()
     local = {k for _h, _s, k, _r, _t in dump_turns(db)}
-    remote = [r[0] for r in team_db.rows("turn_key")]
+    remote = [str(r[0]) for r in team_db.rows("turn_key")]
     prefix = TeamKeys.of(db.parent).prefix
     assert remote and all(k.startswith(prefix) for k in remote)
     assert not local & set(remote)
