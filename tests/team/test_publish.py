@@ -21,6 +21,7 @@ from tests.team.util import (
     drain,
     here,
     local_publisher,
+    publish_all,
     wait_until,
 )
 
@@ -167,12 +168,7 @@ def test_excluding_a_published_project_later_deletes_it_remotely(
     tmp_path: Path, team_db: TeamDb
 ) -> None:
     db = indexed(tmp_path)
-    pub, writer = local_publisher(db, team_db.team("alice", "m-alice"))
-    try:
-        drain(pub)
-    finally:
-        pub.close()
-        writer.close()
+    publish_all(db, team_db.team("alice", "m-alice"))
     project = str(team_db.rows("project")[0][0])
     assert project != "None"
     later = team_db.team("alice", "m-alice", exclude_projects=(project,))
@@ -192,12 +188,7 @@ def test_the_team_gets_keyed_hashes_of_turn_keys_never_keys_derived_from_the_tex
     # Some hosts' keys are a hash of the unredacted text: sent as they are, a
     # member could test guesses of a redacted password against them.
     db = indexed(tmp_path)
-    pub, writer = local_publisher(db, team_db.team("alice", "m-alice"))
-    try:
-        drain(pub)
-    finally:
-        pub.close()
-        writer.close()
+    publish_all(db, team_db.team("alice", "m-alice"))
     local = {k for _h, _s, k, _r, _t in dump_turns(db)}
     remote = [str(r[0]) for r in team_db.rows("turn_key")]
     prefix = TeamKeys.of(db.parent).prefix
@@ -222,10 +213,5 @@ def test_rows_published_under_older_keys_are_replaced_not_doubled(
             " text) VALUES ('alice', 'm-alice', %s, %s, %s, %s, %s)",
             (host, session, key, role, text),
         )
-    pub, writer = local_publisher(db, team_db.team("alice", "m-alice"))
-    try:
-        drain(pub)
-    finally:
-        pub.close()
-        writer.close()
+    publish_all(db, team_db.team("alice", "m-alice"))
     assert team_db.rows() == local_keys(db, "m-alice")

@@ -49,6 +49,16 @@ def local_publisher(db: Path, team: TeamConfig) -> tuple[Publisher, IndexWriter]
     return Publisher(team, team.machine_id, WriterOutbox(writer, here), keys), writer
 
 
+def publish_all(db: Path, team: TeamConfig) -> None:
+    """Publish everything ``db`` holds, as a daemon with ``team`` would, then stop."""
+    pub, writer = local_publisher(db, team)
+    try:
+        drain(pub)
+    finally:
+        pub.close()
+        writer.close()
+
+
 def drain(pub: Publisher) -> int:
     """Publish rounds until the outbox is empty; how many rounds sent something."""
     rounds = 0
