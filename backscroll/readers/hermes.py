@@ -22,6 +22,7 @@ from backscroll.model import Cursor, Kind, Problem, ReaderOptions, ReadResult, S
 from backscroll.readers.base import (
     HostEnv,
     OneDatabase,
+    block_texts,
     clean_text,
     first_line_title,
     is_external_tool,
@@ -93,6 +94,27 @@ def _with_messages(
     return row, q.session_messages(conn, row.id)
 
 
+#: How Hermes stores a content that is a list of parts (a photo with its caption):
+#: this sentinel, then the parts as JSON (hermes_state.py ``_encode_content``).
+JSON_SENTINELS = ("\x00json:", "\x01json:")
+
+
+def _content_text(raw: object) -> str:
+    """A message's prose: the text parts of a JSON-encoded content, never its
+    JSON or its base64 images; a content that does not parse gives none."""
+    if not isinstance(raw, str):
+        return ""
+    if not raw.startswith(JSON_SENTINELS):
+        return clean_text(raw)
+    try:
+        parts = json.loads(raw[len(JSON_SENTINELS[0]) :])
+    except (ValueError, RecursionError):
+        return ""
+    if isinstance(parts, dict):
+        parts = parts.get("content")
+    return clean_text("\n\n".join(block_texts(parts))) if isinstance(parts, list) else ""
+
+
 def session_turns(
     session_id: str, messages: list[q.MessageRow], problems: list[Problem]
 ) -> list[Turn]:
@@ -100,7 +122,7 @@ def session_turns(
     tainted = False
     in_harness = False  # inside a background-review exchange: its replies stay out
     for message in messages:
-        content = clean_text(message.content) if isinstance(message.content, str) else ""
+        content = _content_text(message.content)
         if message.role == "system":
             in_harness = in_harness or content.startswith(HARNESS_PREFIXES)
         elif message.role == "user":

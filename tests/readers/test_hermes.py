@@ -201,6 +201,24 @@ def test_review_harness_prompts_and_their_replies_are_skipped(
     assert "Cleaned ~/tmp." in joined
 
 
+def test_a_multimodal_message_indexes_its_text_parts_not_its_json_or_images(
+    reader: HermesReader, db: Path
+) -> None:
+    # Hermes stores a list of parts behind a "\x00json:" sentinel (a photo sent
+    # with its caption through a messaging gateway).
+    image = {"url": "data:image/png;base64,iVBORw0KGgo"}
+    parts = [{"type": "text", "text": "What is wrong in this screenshot?"},
+             {"type": "image_url", "image_url": image}]  # fmt: skip
+    conn = host_connection(db)
+    add(conn, "user", "\x00json:" + json.dumps(parts))
+    add(conn, "user", "\x00json:{not json")
+    conn.close()
+    index = read_fresh(reader, db)
+    joined = "\n".join(index.texts())
+    assert "What is wrong in this screenshot?" in joined.splitlines()
+    assert "json:" not in joined and "iVBORw0KGgo" not in joined and "image_url" not in joined
+
+
 # ---------------------------------------------------------------------- problems
 
 
