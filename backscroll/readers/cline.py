@@ -18,6 +18,7 @@ CLI session is listed by ``cline history`` and reopened from there (flags unveri
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -65,7 +66,8 @@ def _task_history_item(ui_path: Path, task_id: str) -> dict[str, Any]:
 class ClineReader(TaskStoreReader):
     host: ClassVar[str] = "cline"
     name: ClassVar[str] = "Cline"
-    version: ClassVar[int] = 1
+    #: 2: CLI prompts out of the SDK's <user_input> wrapping (read again).
+    version: ClassVar[int] = 2
     extension_ids: ClassVar[tuple[str, ...]] = CLINE_IDS
 
     def roots(self, env: HostEnv) -> list[Path]:
@@ -113,6 +115,23 @@ def _manifest(path: Path, sid: str) -> dict[str, Any]:
     return doc if isinstance(doc, dict) else {}
 
 
+#: What the Cline SDK wraps a typed prompt in (sdk/packages/shared/src/prompt/
+#: format.ts; Cline strips them before showing it): a notice of a mode switch
+#: and the bodies of @-mentioned files and folders go, the prompt is unwrapped.
+_MODE_NOTICE = re.compile(r"<mode_notice>.*?</mode_notice>", re.DOTALL)
+_ATTACHED = re.compile(r"<(file_content|folder_content)\b[^>]*>.*?</\1>", re.DOTALL)
+_WRAPPED = re.compile(r"<(user_input|user_command)\b[^>]*>(.*?)</\1>", re.DOTALL)
+
+
+def _typed(text: str) -> str:
+    """What the person typed, out of the SDK's wrapping."""
+    if "<" not in text:
+        return text
+    text = _MODE_NOTICE.sub("", text)
+    text = _ATTACHED.sub("", text)
+    return clean_text(_WRAPPED.sub(lambda m: m.group(2), text))
+
+
 def _read_cli(path: Path, opts: ReaderOptions) -> ReadResult:
     size = path.stat().st_size
     doc = read_json_document(path, opts.max_document_bytes)  # ValueError mid-write: retried
@@ -135,6 +154,8 @@ def _read_cli(path: Path, opts: ReaderOptions) -> ReadResult:
         role = msg["role"]
         content = msg.get("content")
         text = clean_text("\n\n".join(block_texts(content))) if role != "system" else ""
+        if role == "user":
+            text = _typed(text)
         if role == "user" and text:
             tainted = False
             first_prompt = first_prompt or text

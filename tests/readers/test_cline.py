@@ -281,6 +281,27 @@ def test_cli_session_turns_project_and_title(tmp_path: Path) -> None:
     assert session.resume_command is None  # `cline history`, then pick the session
 
 
+def test_cli_prompts_are_what_was_typed_not_the_sdks_wrapping(tmp_path: Path) -> None:
+    # The Cline SDK wraps each prompt in <user_input mode=...>, may put a
+    # <mode_notice> before it and @-mentioned files' bodies after it.
+    typed = (
+        "<mode_notice>The user switched to act mode.</mode_notice>"
+        '<user_input mode="act">make the sidebar collapsible</user_input>\n\n'
+        '<file_content path="src/Sidebar.tsx">export function Sidebar() {}</file_content>'
+    )
+    messages = {**CLI_MESSAGES, "messages": [
+        {"role": "user", "content": [{"type": "text", "text": typed}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "Done."}]},
+    ]}  # fmt: skip
+    manifest = {k: v for k, v in CLI_MANIFEST.items() if k != "metadata"}
+    path = _cli(tmp_path, messages)
+    (path.parent / f"{CLI_ID}.json").write_text(json.dumps(manifest))
+    index = read_fresh(reader, path)
+    assert index.texts("user") == ["make the sidebar collapsible"]
+    assert index.sessions[CLI_ID].title == "make the sidebar collapsible"
+    assert "Sidebar()" not in _all_text(index) and "mode_notice" not in _all_text(index)
+
+
 def test_cli_text_after_web_fetch_is_tainted(tmp_path: Path) -> None:
     turns = {t.text: t.tainted for t in read_fresh(reader, _cli(tmp_path)).turns.values()}
     assert turns == {
