@@ -25,7 +25,8 @@ message (the CLI lists conversations by it). User-sourced messages with a
 ``sender`` (another agent) or the SDK's own nudges are not prompts (**[C]**).
 Sub-agent conversations under ``<id>/subagents/<sub>/events/`` (**[C]**) are
 indexed under the parent only when sub-agents are included. Event timestamps carry
-no zone (the SDK writes local time) and are read as UTC. An agent message
+no zone (the SDK writes ``datetime.now().isoformat()``): they are read as this
+machine's local time. An agent message
 written after a web tool ran (since the last user message) is marked tainted.
 
 Roots: ``$OPENHANDS_CONVERSATIONS_DIR``, else ``$OPENHANDS_PERSISTENCE_DIR`` (or
@@ -37,6 +38,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -134,10 +136,24 @@ def _events(conversation: Path) -> list[Path]:
     return [p for _n, p in sorted(numbered)]
 
 
+def _local_time(value: object) -> float | None:
+    """An event's time: ISO 8601 without a zone is the writer's local time (the
+    SDK's ``datetime.now().isoformat()``); anything else as parse_time reads it."""
+    if isinstance(value, str):
+        try:
+            dt = datetime.fromisoformat(value)
+        except ValueError:
+            return parse_time(value)
+        if dt.tzinfo is None:
+            return dt.timestamp()  # (a naive datetime's timestamp is local time)
+    return parse_time(value)
+
+
 class OpenHandsReader(BaseReader):
     host: ClassVar[str] = "openhands"
     name: ClassVar[str] = "OpenHands CLI"
-    version: ClassVar[int] = 1
+    #: 2: event times without a zone are local time, not UTC (read again).
+    version: ClassVar[int] = 2
     kind: ClassVar[Kind] = "document"
 
     def roots(self, env: HostEnv) -> list[Path]:
@@ -180,7 +196,7 @@ class OpenHandsReader(BaseReader):
         key = raw_id if looks_like_id(raw_id) else f"n:{number}"
         if subagent:
             key = f"{conversation.name}:{key}"
-        when = parse_time(event.get("timestamp"))
+        when = _local_time(event.get("timestamp"))
         found = prose(event)
         # Only messages look back (to the last user message): thoughts beside
         # tool calls are many, and written before any tool result.

@@ -7,8 +7,13 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from backscroll.config import Config
 from backscroll.indexing.indexer import Indexer, build_hosts
@@ -178,3 +183,23 @@ def test_subagent_events_join_the_parent_only_when_asked(isolated_home: Path) ->
     assert reader.read(path, None, ReaderOptions()).turns == ()
     turns = reader.read(path, None, ReaderOptions(include_subagents=True)).turns
     assert [(t.session_id, t.key, t.subagent) for t in turns] == [(CID, "ab12:s1", True)]
+
+
+@pytest.fixture
+def in_tokyo(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """This process in UTC+9 (the writer and the reader share the machine's zone)."""
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_event_times_without_a_zone_are_the_machines_local_time(
+    isolated_home: Path, in_tokyo: None
+) -> None:
+    # The SDK writes datetime.now().isoformat(): local time, no zone.
+    conversation = _conversation(isolated_home)
+    _event(conversation, 90, _message("m90", "10:00:00.000000", "user", "tokyo prompt"))
+    (turn,) = [t for t in _read_all(conversation).turns.values() if t.text == "tokyo prompt"]
+    assert turn.timestamp == datetime(2026, 7, 30, 1, 0, tzinfo=UTC).timestamp()
