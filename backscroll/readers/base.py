@@ -612,7 +612,8 @@ def block_texts(content: Any, types: Iterable[str] = ("text",)) -> list[str]:
     out: list[str] = []
     if isinstance(content, list):
         for block in content:
-            if isinstance(block, dict) and block.get("type") in wanted:
+            kind = block.get("type") if isinstance(block, dict) else None
+            if isinstance(kind, str) and kind in wanted:  # (a dict as "type" is no kind)
                 text = block.get("text")
                 if isinstance(text, str):
                     out.append(text)

@@ -248,6 +248,8 @@ class _Parser:
         self.saw_entry = True
         state = self.state
         kind = obj.get("type")
+        if not isinstance(kind, str):
+            kind = None  # (an object or a list there is no record kind)
         ts = parse_time(obj.get("timestamp"))
         if ts is None and kind == "file-history-snapshot":
             snapshot = obj.get("snapshot")

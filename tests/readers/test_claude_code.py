@@ -452,6 +452,22 @@ def test_malformed_line_is_reported_and_the_rest_indexed(tmp_path: Path) -> None
     assert Counter(t.role for t in result.turns) == {"user": 2, "assistant": 1}
 
 
+def test_a_record_whose_type_is_an_object_is_skipped_not_the_whole_file(
+    tmp_path: Path,
+) -> None:
+    # Valid JSON of the wrong shape ("type" an object, a block's "type" a list)
+    # must not fail the transcript: every other turn, and later appends, count.
+    path = main_file(tmp_path, TOOL_HEAVY)
+    before = Counter(t.role for t in READER.read(path, None, ReaderOptions()).turns)
+    odd_block = _user("u-odd2", "x")
+    odd_block["message"]["content"] = [{"type": ["text"], "text": "odd"}]
+    append_lines(path, {**_user("u-odd", "x"), "type": {"oops": 1}}, odd_block,
+                 _user("u-after", "the later prompt"))  # fmt: skip
+    result = READER.read(path, None, ReaderOptions())
+    assert Counter(t.role for t in result.turns) == before + Counter({"user": 1})
+    assert "the later prompt" in [t.text for t in result.turns]
+
+
 def test_unknown_major_version_is_unsupported(tmp_path: Path) -> None:
     path = main_file(tmp_path, TOOL_HEAVY)
     append_lines(path, {**_user("u-v3", "hello"), "version": "3.0.0"})
