@@ -213,9 +213,16 @@ class ActivityParams:
             ok = v is None or (isinstance(v, int) and not isinstance(v, bool) and 0 < v <= top)
             _check(ok, f"{name} must be a whole number from 1 to {top}")
         v = data.get("until")
-        ok = v is None or (isinstance(v, int | float) and not isinstance(v, bool) and v >= 0)
-        _check(ok, "until must be a number ≥ 0 (unix seconds)")
+        ok = v is None or (
+            isinstance(v, int | float) and not isinstance(v, bool) and 0 <= v <= MAX_UNTIL
+        )
+        _check(ok, f"until must be unix seconds from 0 to {MAX_UNTIL:.0f} (the year 9000)")
         return cls(**{k: v for k, v in data.items() if v is not None})
+
+
+#: The last second of the year 9000: the days around a later one (or an
+#: infinite one) run past the calendar's end (the viewer's limit too).
+MAX_UNTIL = 221876927999.0
 
 
 @dataclass(frozen=True)

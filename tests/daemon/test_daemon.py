@@ -291,6 +291,25 @@ def test_sighup_with_a_host_disabled_drops_its_roots_from_status(
     assert any(r["host"] == "claude-code" for r in d.call("status", {})["roots"])
 
 
+def test_sighup_applies_a_new_log_level(daemon_factory: DaemonFactory) -> None:
+    d = daemon_factory(config="log_level: info\n")
+    assert d.config_path is not None
+    path = claude_session(d.home)
+    d.sync()
+
+    def events(name: str) -> list[dict[str, Any]]:
+        records = [json.loads(ln) for ln in d.stderr_text().splitlines() if ln.strip()]
+        return [r for r in records if r.get("event") == name]
+
+    assert not events("indexed")  # a debug line: not at info
+    d.config_path.write_text("log_level: debug\n", encoding="utf-8")
+    d.send_signal(signal.SIGHUP)
+    wait_for(lambda: events("reloaded"), "the reload to be logged")
+    append(path, claude_user_line(session_uuid(1), "u-after-reload", "after the reload"))
+    d.sync()
+    wait_for(lambda: events("indexed"), "a debug line after the reload to debug")
+
+
 def test_sighup_with_a_broken_config_keeps_the_old_one_and_says_why(
     daemon_factory: DaemonFactory,
 ) -> None:

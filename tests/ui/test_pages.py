@@ -153,6 +153,11 @@ def test_activity_and_locate_answer_on_the_socket_too(viewer: Viewer) -> None:
     assert "no turn with key" in worded(missing, "viewer")["message"]
     with pytest.raises(RemoteError, match="days must be a whole number"):
         d.call("activity", {"days": 0})
+    for until in (1e300, float("inf"), -1.0):  # past any calendar day: a clear refusal
+        with pytest.raises(RemoteError, match="until must be unix seconds from 0 to"):
+            d.call("activity", {"until": until})
+    last = d.call("activity", {"days": 30, "until": 221876927999.0})
+    assert last["days"][-1]["day"] == "9000-12-31"
 
 
 def test_a_long_session_list_ends_in_a_link_to_more(viewer: Viewer) -> None:
