@@ -179,3 +179,27 @@ def test_the_foreground_daemon_on_a_terminal_logs_readable_progress(
     text = raw.decode()
     assert "info    indexing: 0/" in text, text
     assert not any(line.lstrip().startswith("{") for line in text.splitlines()), text
+
+
+def test_the_warnings_of_the_libraries_beside_backscroll_are_json_lines_too() -> None:
+    # uvicorn (a malformed request to the viewer), APScheduler (a missed run after
+    # a suspend) and asyncio log through their own loggers: the same stream and
+    # format, or the journal and `backscroll logs` get lines they cannot read.
+    out = io.StringIO()
+    top = logging.getLogger()
+    before = (list(top.handlers), top.level)
+    try:
+        setup_logging("info", fmt="json", stream=out)
+        logging.getLogger("uvicorn.error").warning("Invalid HTTP request received.")
+        logging.getLogger("apscheduler.executors.default").info("an info line stays out")
+        logging.getLogger("backscroll.daemon").info("ours at info")
+    finally:
+        for handler in top.handlers[:]:
+            if handler not in before[0]:
+                top.removeHandler(handler)
+        top.setLevel(before[1])
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [(r["logger"], r["msg"]) for r in lines] == [
+        ("uvicorn.error", "Invalid HTTP request received."),
+        ("backscroll.daemon", "ours at info"),
+    ]

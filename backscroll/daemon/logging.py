@@ -81,7 +81,9 @@ def ensure_logging(level: str = "warning") -> None:
 def setup_logging(
     level: str = "info", fmt: str | None = None, stream: IO[str] | None = None
 ) -> None:
-    """Route the ``backscroll`` loggers to ``stream`` (stderr) at ``level``."""
+    """Route the ``backscroll`` loggers to ``stream`` (stderr) at ``level``, and
+    the warnings of the libraries beside them (uvicorn, APScheduler, asyncio) the
+    same way, so that every line on stderr has the same format."""
     out = stream if stream is not None else sys.stderr
     root = logging.getLogger("backscroll")
     for handler in list(root.handlers):
@@ -94,3 +96,9 @@ def setup_logging(
     prefix_priorities(handler, sys.stderr)
     root.setLevel(getattr(logging, level.upper(), logging.INFO))
     root.propagate = False
+    others = logging.getLogger()
+    for old in [h for h in others.handlers if getattr(h, "backscroll", False)]:
+        others.removeHandler(old)
+    handler.backscroll = True  # type: ignore[attr-defined]
+    others.addHandler(handler)
+    others.setLevel(max(logging.WARNING, root.level))
