@@ -693,10 +693,16 @@ def _undecodable(path: Path) -> bool:
     text = str(path)
     if scrub(text) is text:
         return False
-    shown = os.fsencode(path).decode("utf-8", "backslashreplace")
-    _log(logging.WARNING, "file name is not valid UTF-8; rename the file to index it",
-         event="undecodable_name", path=shown)  # fmt: skip
+    if text not in _TOLD_UNDECODABLE:  # once per name: each write to it comes back here
+        _TOLD_UNDECODABLE.add(text)
+        shown = os.fsencode(path).decode("utf-8", "backslashreplace")
+        _log(logging.WARNING, "file name is not valid UTF-8; rename the file to index it",
+             event="undecodable_name", path=shown)  # fmt: skip
     return True
+
+
+#: File names already reported as not UTF-8 (by this process).
+_TOLD_UNDECODABLE: set[str] = set()
 
 
 def _newest_mtime(paths: list[Path]) -> int:
