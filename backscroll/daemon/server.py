@@ -147,6 +147,9 @@ class Daemon:
         self.clients: set[asyncio.Task[None]] = set()
         self.team = TeamRunner()
         self.ui: UiServer | None = None
+        #: The process's exit status once it stops (1: it stopped for a fault).
+        self.exit_code = 0
+        self._own: dict[Path, int | None] = {}
 
     # ------------------------------------------------------------------ startup
 
@@ -199,6 +202,7 @@ class Daemon:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self.stopping.set)
         loop.add_signal_handler(signal.SIGHUP, lambda: loop.create_task(self.reload()))
+        self._own = self._own_files()
         systemd.notify(f"READY=1\nSTATUS=serving on {self.socket_path}\nMAINPID={os.getpid()}")
         log.info("daemon ready", extra={"event": "ready", "socket": str(self.socket_path),
                  "db": str(self.db), "pid": os.getpid(), "version": __version__})  # fmt: skip
@@ -332,7 +336,35 @@ class Daemon:
             log.error("the writer thread has stopped; not pinging the watchdog",
                       extra={"event": "writer_dead"})  # fmt: skip
 
+    def _own_files(self) -> dict[Path, int | None]:
+        """The inode of the socket and of the index, as this daemon made them."""
+        out: dict[Path, int | None] = {}
+        for path in (self.socket_path, self.db):
+            try:
+                out[path] = os.lstat(path).st_ino
+            except OSError:
+                out[path] = None
+        return out
+
+    def _check_own_files(self) -> None:
+        """A socket or index removed or replaced under the daemon (a temp
+        cleaner, ``rm -rf`` of the data directory): clients can no longer reach
+        it, or it writes into a deleted file. It says so and stops with status 1,
+        so that systemd or launchd starts it again on files of its own."""
+        now = self._own_files()
+        for path, inode in self._own.items():
+            if inode is not None and now.get(path) != inode:
+                what = "socket" if path == self.socket_path else "index"
+                log.error(f"the daemon's {what} was removed or replaced; stopping",
+                          extra={"event": "own_file_gone", "path": str(path),
+                                 "fix": "start the daemon again (the service manager "
+                                        "restarts it)"})  # fmt: skip
+                self.exit_code = 1
+                self.stopping.set()
+                return
+
     def _status_line(self) -> None:
+        self._check_own_files()
         if self.watcher is not None:
             for root in self.watcher.check():  # a dead watch: poll, and catch up now
                 if self.worker is not None:
@@ -349,6 +381,9 @@ class Daemon:
     # ------------------------------------------------------------------ reload
 
     async def reload(self) -> None:
+        self._check_own_files()
+        if self.stopping.is_set():
+            return
         try:
             new = config_mod.load(Path(self.config.source) if self.config.source else None)
         except BackscrollError as exc:
@@ -461,7 +496,7 @@ async def _main(config: Config) -> int:
         await daemon.serve()
     finally:
         await daemon.shutdown()
-    return 0
+    return daemon.exit_code
 
 
 def run_daemon(config: Config) -> int:

@@ -310,6 +310,23 @@ def test_sighup_applies_a_new_log_level(daemon_factory: DaemonFactory) -> None:
     wait_for(lambda: events("indexed"), "a debug line after the reload to debug")
 
 
+@pytest.mark.parametrize("gone", ["socket", "index"])
+def test_a_daemon_whose_socket_or_index_was_removed_says_so_and_stops_with_1(
+    daemon_factory: DaemonFactory, gone: str
+) -> None:
+    # A temp cleaner removing the socket, or `rm -rf` of the data directory:
+    # serving on would leave clients unable to reach it, or write into a
+    # deleted file. It is noticed every minute, and at a SIGHUP.
+    d = daemon_factory(config="log_level: info\n")
+    victim = d.socket_path if gone == "socket" else d.db_path
+    victim.unlink()
+    d.send_signal(signal.SIGHUP)
+    assert d.wait() == 1
+    records = [json.loads(ln) for ln in d.stderr_text().splitlines() if ln.strip()]
+    said = [r for r in records if r.get("event") == "own_file_gone"]
+    assert said and said[0]["path"] == str(victim)
+
+
 def test_sighup_with_a_broken_config_keeps_the_old_one_and_says_why(
     daemon_factory: DaemonFactory,
 ) -> None:
