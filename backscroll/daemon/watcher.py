@@ -60,12 +60,6 @@ class RootWatch:
     recursive: bool = True
     #: The shared file system (mounts.REMOTE) it was last found on, if any.
     remote: str | None = None
-    #: (device, inode) of the directory watched: a root moved aside and made
-    #: anew, or a symbolic link pointed elsewhere, is another directory.
-    ident: tuple[int, int] | None = None
-    #: Its native watch ended while its directory was there, and it was watched
-    #: natively again: a second end means the watch limit, and polling.
-    rewatched: bool = False
 
 
 #: The events a change to a transcript makes. Opening and reading a file are not
@@ -235,7 +229,7 @@ class Watcher:
                         "path": str(root.path), "error": str(exc)})  # fmt: skip
             return
         self._watches[root.path] = (watch, use_polling)
-        root.watching, root.real, root.ident = target, where, _ident(where)
+        root.watching, root.real = target, where
         self._relink()
         if waiting:
             root.mode = "waiting"
@@ -313,32 +307,24 @@ class Watcher:
                         self.sink(root.path, "root")
 
     def check(self) -> list[Path]:
-        """Re-arm the roots whose directory was replaced (see _replaced) or whose
-        native emitter thread died. Its directory was removed (a host
-        uninstalled, its sessions deleted): wait for the root to appear again, as
-        at start. If it is there, it was deleted and made again, or watchdog's
-        thread stopped because adding a watch for a new subdirectory failed (the
-        inotify watch limit ran out): watch it natively once more, and if that
-        ends too, poll it. Returns those roots."""
-        moved = self._replaced()
+        """Re-arm the roots whose native emitter thread died. Its directory was
+        removed (a host uninstalled, its sessions deleted): wait for the root to
+        appear again, as at start. Otherwise watchdog's thread stopped because
+        adding a watch for a new subdirectory failed (the inotify watch limit
+        ran out): poll the root instead. Returns those roots."""
         dead = {e.watch for e in self.native.emitters if not e.is_alive()}
         polled_dead = set()
         if self.polling is not None:
             # A polling emitter stops for good when its directory goes away.
             polled_dead = {e.watch for e in self.polling.emitters if not e.is_alive()}
-        with self._lock:
-            for path, (watch, polled) in self._watches.items():
-                if not polled and watch not in dead:
-                    self.roots[path].rewatched = False  # (alive since the last look)
         if not dead and not polled_dead:
-            return moved
+            return []
+        moved: list[Path] = []
         with self._lock:
             for path, (watch, polled) in list(self._watches.items()):
                 if watch not in (polled_dead if polled else dead):
                     continue
                 root = self.roots[path]
-                if path in moved:
-                    continue
                 if root.watching is not None and not is_dir_quietly(root.watching):
                     log.info("watched directory removed; waiting for it to appear again",
                              extra={"event": "root_removed", "host": root.host,
@@ -346,15 +332,6 @@ class Watcher:
                     root.mode = "waiting"
                 elif polled:
                     root.mode = "waiting"  # (watched again as it is: polled if shared)
-                elif not root.rewatched:
-                    # Deleted and made again between two looks (the inode may even
-                    # be the same), or a watch the limit refused: watch it natively
-                    # once more; if that ends too, it is the limit.
-                    log.info("native watch ended; watching the root again",
-                             extra={"event": "root_rewatched", "host": root.host,
-                                    "path": str(path)})  # fmt: skip
-                    root.rewatched = True
-                    root.mode = "waiting"
                 else:
                     log.warning(
                         "native watch stopped; polling instead",
@@ -367,40 +344,8 @@ class Watcher:
                 moved.append(path)
         return moved
 
-    def _replaced(self) -> list[Path]:
-        """Re-arm the roots whose watched directory is no longer the one at their
-        path: moved aside and made anew, deleted and made again before its watch
-        ended, or a symbolic link pointed elsewhere. The old watch follows the
-        old directory (or nothing), so the new one's changes would wait for a
-        rescan. Returns those roots."""
-        out: list[Path] = []
-        with self._lock:
-            for path, root in self.roots.items():
-                if root.mode in ("waiting", "error") or root.watching is None:
-                    continue
-                real = os.path.realpath(root.watching)
-                now = _ident(real)
-                if now is None or (real == root.real and now == root.ident):
-                    continue  # gone: its watch ends and check() waits for it
-                log.info("root replaced by another directory; watching that one",
-                         extra={"event": "root_replaced", "host": root.host,
-                                "path": str(root.watching)})  # fmt: skip
-                self._unwatch(path)
-                root.mode = "waiting"
-                self._arm(root)
-                out.append(path)
-        return out
-
     def modes(self) -> list[dict[str, str]]:
         with self._lock:
             return [
                 {"host": r.host, "path": str(r.path), "mode": r.mode} for r in self.roots.values()
             ]
-
-
-def _ident(path: str) -> tuple[int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino)

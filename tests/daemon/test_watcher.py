@@ -91,17 +91,16 @@ def test_a_root_that_appears_later_is_watched_and_reported(
         assert w.sink.wait_for(transcript)
 
 
-def test_a_root_whose_native_watch_died_twice_falls_back_to_polling(tmp_path: Path) -> None:
+def test_a_root_whose_native_watch_died_falls_back_to_polling(tmp_path: Path) -> None:
     root = tmp_path / "projects"
     root.mkdir()
     with watching(("claude-code", root)) as w:
         assert w.watcher.check() == []  # all alive: nothing to do
-        for attempt in range(2):  # watched natively once more, then polled
-            for emitter in list(w.watcher.native.emitters):  # what a failed add_watch does
-                emitter.stop()
-                emitter.join(5)
-            assert w.watcher.check() == [root]
-            assert w.mode() == ("inotify" if attempt == 0 else "polling")
+        for emitter in list(w.watcher.native.emitters):  # what a failed add_watch does
+            emitter.stop()
+            emitter.join(5)
+        assert w.watcher.check() == [root]
+        assert w.mode() == "polling"
         transcript = root / "b.jsonl"
         transcript.write_text("{}\n")
         assert w.sink.wait_for(transcript), "the polling watch did not see the new file"
@@ -342,48 +341,3 @@ def test_a_root_on_a_shared_file_system_is_reported_as_polled_once(
         assert w.mode() == "polling"
     said = [r for r in caplog.records if getattr(r, "event", "") == "watch_polling_remote_fs"]
     assert len(said) == 1
-
-
-def _moved_aside_and_made_anew(root: Path) -> None:
-    root.rename(root.with_name(root.name + ".old"))
-    root.mkdir()
-
-
-def _deleted_and_made_again(root: Path) -> None:
-    shutil.rmtree(root)
-    root.mkdir()
-
-
-@pytest.mark.parametrize(
-    "replace", [_moved_aside_and_made_anew, _deleted_and_made_again], ids=["moved", "remade"]
-)
-def test_a_root_replaced_by_another_directory_is_watched_again_natively(
-    tmp_path: Path, replace: Callable[[Path], None], caplog: pytest.LogCaptureFixture
-) -> None:
-    # The old watch follows the old directory (or ends with it): without a
-    # re-arm, changes in the new one would wait for the next rescan.
-    root = tmp_path / "projects"
-    root.mkdir()
-    with watching(("claude-code", root)) as w:
-        replace(root)
-        assert w.watcher.check() == [root]
-        assert w.mode() == "inotify" and "polling" not in caplog.text
-        transcript = root / "c.jsonl"
-        transcript.write_text("{}\n")
-        assert w.sink.wait_for(transcript), "a change in the new directory was not seen"
-        assert w.watcher.check() == []  # settled: nothing more to do
-
-
-def test_a_root_symlink_pointed_elsewhere_is_watched_at_its_new_target(tmp_path: Path) -> None:
-    first, second = tmp_path / "first", tmp_path / "second"
-    first.mkdir()
-    second.mkdir()
-    root = tmp_path / "projects"
-    root.symlink_to(first)
-    with watching(("claude-code", root)) as w:
-        repointed = tmp_path / "projects.new"
-        repointed.symlink_to(second)
-        repointed.replace(root)  # what `ln -sfn second projects` does
-        assert w.watcher.check() == [root]
-        (second / "d.jsonl").write_text("{}\n")
-        assert w.sink.wait_for(root / "d.jsonl"), "a change under the new target was not seen"
