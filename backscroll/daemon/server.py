@@ -171,9 +171,7 @@ class Daemon:
                           make_redactor(self.config))  # fmt: skip
         self.worker = Worker(indexer, self._reconciled(loop))
         self.worker.on_unsettled = self._recheck_later(loop)
-        indexer.should_stop = lambda: (
-            self.worker is not None and (self.worker.stop_requested or self.worker.swap_waiting)
-        )
+        indexer.should_stop = lambda: self.worker is not None and self.worker.stop_requested
         self.worker.start()
         self.pool = ReadPool(self.db)
         await self.pool.open()
@@ -391,7 +389,9 @@ class Daemon:
                       extra={"event": "reload_error", "error": str(exc)})  # fmt: skip
             return
         old_team, self.config = self.config.team, new
-        logging.getLogger("backscroll").setLevel(new.effective_log_level().upper())
+        level = getattr(logging, new.effective_log_level().upper(), logging.INFO)
+        logging.getLogger("backscroll").setLevel(level)
+        logging.getLogger().setLevel(max(logging.WARNING, level))  # (the libraries beside it)
         hosts = build_hosts(new)
         assert self.worker is not None and self.watcher is not None and self.ctx is not None
 

@@ -141,14 +141,6 @@ class Worker(threading.Thread):
     def swap_indexer(self, build: Callable[[Indexer], Indexer]) -> Future[Any]:
         return self.submit("swap", build)
 
-    @property
-    def swap_waiting(self) -> bool:
-        """A new config waits to be swapped in: a pass under way stops at its next
-        file (what it wrote stays), and the reconcile queued with the swap reads on
-        under the new config (a host just disabled is not read to the end)."""
-        with self._cond:
-            return any(kind == "swap" for kind, _arg, _fut in self._jobs)
-
     # ------------------------------------------------------------------ running
 
     def run(self) -> None:
