@@ -227,12 +227,9 @@ def _data_to_be(data: Path) -> Finding:
 
 
 def _take_back(path: Path) -> str:
-    from backscroll.paths import foreign_owner
+    from backscroll.paths import take_back
 
-    owner = foreign_owner(path)
-    if owner is not None:
-        return f"it belongs to uid {owner}: `sudo chown -R $(id -u) {path}`"
-    return f"`chmod u+rwx {path}`"
+    return take_back(path, path) or f"`chmod u+rwx {path}`"
 
 
 def _index_fts(db: Path) -> Finding:

@@ -48,15 +48,3 @@ def without_prose(state: Any) -> Any:
     if isinstance(out, dict) and "rank" in out and out.get("title") is None:
         out["rank"] = 0
     return out
-
-
-def prose_strings(state: Any) -> list[str]:
-    """Every prose string in ``state`` (for tests and checks)."""
-    found: list[str] = []
-
-    def keep(text: str) -> str:
-        found.append(text)
-        return text
-
-    map_prose(state, keep)
-    return found

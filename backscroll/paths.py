@@ -11,6 +11,7 @@ import sys
 
 TYPE_CHECKING = False  # typing and pathlib are not imported on the CLI's hot path
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from pathlib import Path
 
 #: Unix socket paths must fit in sun_path (104 bytes on macOS, 108 on Linux).
@@ -41,21 +42,35 @@ def foreign_owner(path: Path) -> int | None:
     return None
 
 
+def take_back(path: Path, target: Path | str) -> str | None:
+    """When ``path`` belongs to another user: whose it is and the ``chown`` of
+    ``target`` that makes it this user's again; None when it is this user's."""
+    owner = foreign_owner(path)
+    if owner is None:
+        return None
+    return (
+        f"it belongs to uid {owner} (made by `sudo backscroll ...`?): make it yours "
+        f"(`sudo chown -R $(id -u) {target}`)"
+    )
+
+
 def permission_problem(exc: OSError) -> str:
     """A permission error on one of backscroll's own files, naming it and the fix."""
     from pathlib import Path  # (an error path: the hot path never imports pathlib)
 
     name = str(exc.filename) if exc.filename else "one of backscroll's files"
-    owner = foreign_owner(Path(name)) if exc.filename else None
     # The directory holding a file (the index, its -wal) is what to take back.
     target = name if not exc.filename or os.path.isdir(name) else os.path.dirname(name)
-    whose = (
-        f"it belongs to uid {owner} (made by `sudo backscroll ...`?): make it yours "
-        f"(`sudo chown -R $(id -u) {target}`)"
-        if owner is not None
-        else f"give yourself access to it (`chmod u+rw {name}`)"
+    whose = (take_back(Path(name), target) if exc.filename else None) or (
+        f"give yourself access to it (`chmod u+rw {name}`)"
     )
     return f"permission denied: {name}; {whose}, or point BACKSCROLL_HOME elsewhere"
+
+
+def under_any(path: str, roots: Iterable[str]) -> bool:
+    """``path`` is one of ``roots`` or inside one (``~`` expanded, lexically)."""
+    where = os.path.normpath(os.path.expanduser(path))
+    return any(is_under(where, os.path.normpath(os.path.expanduser(r))) for r in roots)
 
 
 def is_dir_quietly(path: Path) -> bool:

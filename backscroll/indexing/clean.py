@@ -11,14 +11,13 @@ turn is found again."""
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Protocol, TypeVar
 
 from backscroll.memo import map_prose, without_prose
 from backscroll.model import ReadResult, Session, Turn
-from backscroll.paths import is_under
+from backscroll.paths import under_any
 
 _T = TypeVar("_T", Turn, Session)
 
@@ -54,13 +53,9 @@ def clean(
     replace lone surrogates before anything is stored. A read that held an
     excluded session keeps no prose in its memo: the title candidate or first
     prompt may be that session's."""
-    excluded = [os.path.normpath(os.path.expanduser(p)) for p in excluded_projects]
-    drop = {
-        s.session_id
-        for s in result.sessions
-        if s.project and _under_any(os.path.normpath(s.project), excluded)
-    }
-    if result.ran_in and _under_any(os.path.normpath(result.ran_in), excluded):
+    excluded = tuple(excluded_projects)
+    drop = {s.session_id for s in result.sessions if s.project and under_any(s.project, excluded)}
+    if result.ran_in and under_any(result.ran_in, excluded):
         drop |= {t.session_id for t in result.turns} | {s.session_id for s in result.sessions}
     if redactor is None and not drop and not _has_surrogates(result):
         return result
@@ -104,10 +99,6 @@ def redact_state(state: Any, redactor: Redactor) -> Any:
     paths and fingerprints stay as the reader wrote them, so that its next read
     finds the same session and project."""
     return map_prose(state, redactor.redact)
-
-
-def _under_any(project: str, roots: list[str]) -> bool:
-    return any(is_under(project, root) for root in roots)
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

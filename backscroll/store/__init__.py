@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from backscroll.errors import BackscrollError, DatabaseError
-from backscroll.paths import foreign_owner
+from backscroll.paths import take_back
 from backscroll.store import queries, schema
 from backscroll.store.carry import CarryReport, carry_exclusions, carry_kept
 from backscroll.store.writer import IndexWriter
@@ -54,12 +54,11 @@ def ensure_private_dir(path: Path) -> None:
 def data_dir_problem(path: Path, exc: OSError) -> str:
     """What is wrong with the data directory ``path``, naming it and the fix."""
     where = f" ({exc.filename})" if exc.filename and str(exc.filename) != str(path) else ""
-    owner = foreign_owner(Path(exc.filename) if exc.filename else path)
-    if owner is not None:
+    fix = take_back(Path(exc.filename) if exc.filename else path, path)
+    if fix is not None:
         return (
-            f"cannot use the data directory {path}: {exc.strerror or exc}{where}; it belongs "
-            f"to uid {owner} (made by `sudo backscroll ...`?): make it yours "
-            f"(`sudo chown -R $(id -u) {path}`) or point BACKSCROLL_HOME elsewhere"
+            f"cannot use the data directory {path}: {exc.strerror or exc}{where}; {fix} "
+            "or point BACKSCROLL_HOME elsewhere"
         )
     return (
         f"cannot use the data directory {path}: {exc.strerror or exc}{where}; make it a "

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from backscroll.errors import DatabaseError
-from backscroll.paths import foreign_owner
+from backscroll.paths import take_back
 from backscroll.store import fts
 from backscroll.store.fts import has_fts as has_fts  # (its callers import it from here)
 
@@ -257,16 +257,11 @@ def migrate(conn: sqlite3.Connection, path: Path) -> int:
 def _unreadable(path: Path, exc: BaseException) -> DatabaseError:
     if "readonly" in str(exc) or not os.access(path, os.R_OK):
         # Not damaged: another user's file (an earlier `sudo backscroll ...`).
-        owner = foreign_owner(path)
-        if owner is None:
-            return DatabaseError(
-                f"{path} cannot be written ({exc}): its mode or its file system is read-only; "
-                f"make it writable (`chmod 600 {path}`) or point BACKSCROLL_HOME elsewhere"
-            )
+        fix = take_back(path, path.parent) or (
+            f"its mode or its file system is read-only: make it writable (`chmod 600 {path}`)"
+        )
         return DatabaseError(
-            f"{path} cannot be written ({exc}): it belongs to uid {owner} (made by `sudo "
-            f"backscroll ...`?); make the data directory yours (`sudo chown -R $(id -u) "
-            f"{path.parent}`) or point BACKSCROLL_HOME elsewhere"
+            f"{path} cannot be written ({exc}): {fix}, or point BACKSCROLL_HOME elsewhere"
         )
     return DatabaseError(
         f"{path} cannot be read as an index ({exc}); it was left untouched. Run "

@@ -21,7 +21,7 @@ from typing import Any, Literal
 from backscroll.errors import DatabaseError
 from backscroll.memo import without_prose
 from backscroll.model import ReadResult, Session, Turn
-from backscroll.paths import is_under
+from backscroll.paths import under_any
 from backscroll.store import fts, schema
 
 
@@ -318,7 +318,7 @@ class IndexWriter:
         projects = {v for k, v in rows if k == "project"}
         if any(k == "host" and v == host for k, v in rows):
             return set(sessions)
-        if ran_in and any(is_under(ran_in.rstrip("/") or "/", p) for p in projects):
+        if ran_in and under_any(ran_in, projects):
             return set(sessions)
         known = {
             str(r[0]): str(r[1] or "")

@@ -16,7 +16,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import os
 import random
 import time
 from collections.abc import Callable
@@ -24,6 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from backscroll.config import TeamConfig
+from backscroll.paths import under_any
 from backscroll.store.outbox import OutboxBatch, OutboxStats, OutboxTurn
 from backscroll.team import sql
 from backscroll.team.connect import CONNECT_TIMEOUT_S, check_schema, first_line, safe_url
@@ -84,14 +84,7 @@ class PublisherState:
 
 
 def _under(project: str | None, roots: tuple[str, ...]) -> bool:
-    if not project:
-        return False
-    project = project.rstrip("/") or "/"
-    for root in roots:
-        root = os.path.expanduser(root).rstrip("/") or "/"
-        if project == root or project.startswith(root + "/") or root == "/":
-            return True
-    return False
+    return bool(project) and under_any(str(project), roots)
 
 
 def _clean(text: str | None) -> str | None:
