@@ -37,8 +37,14 @@ def cmd_ui(args: argparse.Namespace) -> int:
     else:
         print(f"backscroll viewer: {url}")
         print("(the link carries this start's access token; keep it to yourself)")
-    if not args.no_open and not open_in_browser(url, cfg.socket_path().parent):
-        print("no browser found here: open the link above in one", file=sys.stderr)
+    if not args.no_open:
+        try:
+            opened = open_in_browser(url, cfg.socket_path().parent)
+        except OSError as exc:  # the forwarding page could not be written
+            print(f"cannot open a browser ({exc}): open the link above in one", file=sys.stderr)
+        else:
+            if not opened:
+                print("no browser found here: open the link above in one", file=sys.stderr)
     return 0
 
 

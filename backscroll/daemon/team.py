@@ -57,17 +57,17 @@ class TeamRunner:
         try:
             from backscroll.team import driver
             from backscroll.team.connect import machine_id
+            from backscroll.team.keys import TeamKeys
 
             driver()
             machine = machine_id(team, config.data_path())
+            keys = TeamKeys.of(config.data_path())  # (its secret file: OSError as above)
         except (BackscrollError, OSError) as exc:
             self.error = str(exc)
             log.error("team publishing is off", extra={"event": "team_error", "error": str(exc)})
             return
-        from backscroll.team.keys import TeamKeys
         from backscroll.team.publish import Publisher, settings
 
-        keys = TeamKeys.of(config.data_path())
         wanted = settings(team, keys)
         queued = await asyncio.wrap_future(
             worker.submit("call", lambda ix: outbox.enable(ix.writer, wanted))

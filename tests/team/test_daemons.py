@@ -124,3 +124,21 @@ def test_a_reload_turns_publishing_on_for_a_running_daemon(tmp_path: Path, team_
         d.send_signal(signal.SIGHUP)
         wait_until(lambda: caught_up(d, 1), "publishing after the reload")
         assert [r[3] for r in team_db.rows()] == [SESSION.format(1)]
+
+
+def test_an_unusable_team_key_file_turns_publishing_off_and_the_daemon_serves_on(
+    tmp_path: Path, team_db: TeamDb
+) -> None:
+    root = tmp_path / "a"
+    root.mkdir()
+    write_turn(root / "home", 1, "quagga stays searchable")
+    (root / "data").mkdir(mode=0o700)
+    (root / "data" / "team-key").mkdir()  # not a file: the secret cannot be read or made
+    with DaemonProcess(root, config=team_yaml(team_db, "alice", "laptop-a")) as d:
+        d.wait_ready()
+        d.sync()
+        status = d.call("status")
+        assert "team-key" in str(status["team"]["last_error"])
+        found = d.call("search", {"query": "quagga"})["hits"]
+        assert [h["session_id"] for h in found] == [SESSION.format(1)]
+    assert team_db.rows() == []
