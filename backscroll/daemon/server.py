@@ -363,10 +363,7 @@ class Daemon:
 
     def _status_line(self) -> None:
         self._check_own_files()
-        if self.watcher is not None:
-            for root in self.watcher.check():  # a dead watch: poll, and catch up now
-                if self.worker is not None:
-                    self.worker.submit("scan_dir", root)
+        self._check_watches()
         w = self.worker
         if w is not None:
             scan = w.state.scan
@@ -375,6 +372,14 @@ class Daemon:
                 f"STATUS=serving; queue {w.queue_depth()}; {w.state.files_indexed} files indexed"
                 + doing
             )
+
+    def _check_watches(self) -> None:
+        """Watch again the roots whose watch stopped or whose directory was
+        replaced (watcher.check), and catch up on them now."""
+        if self.watcher is not None:
+            for root in self.watcher.check():
+                if self.worker is not None:
+                    self.worker.submit("scan_dir", root)
 
     # ------------------------------------------------------------------ reload
 
@@ -404,6 +409,7 @@ class Daemon:
 
         await asyncio.wrap_future(self.worker.swap_indexer(swap))
         self.watcher.set_roots(watch_list(hosts))
+        self._check_watches()
         self.ctx.enabled_hosts = [s.host for s in hosts]
         if new.team != old_team and self.pool is not None:
             await self.team.stop()

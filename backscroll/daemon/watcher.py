@@ -7,15 +7,26 @@ nothing created in between is missed. When the OS runs out of inotify watches,
 the affected root falls back to polling, with a warning that says how to raise
 the limit. A root on a file system that other machines write to (a network
 share, WSL's Windows drives: mounts.py) is polled from the start.
+
+A root whose directory is replaced under its watch (moved aside and made anew,
+deleted and made again, a symbolic link pointed elsewhere) is found by
+:meth:`Watcher.check` and watched again where it now is.
+
+Locks: watchdog calls the handler from its dispatch thread while holding its
+observer's lock, and scheduling a watch takes that lock. So the handler never
+takes the watcher's own lock (held while scheduling): what it must change
+(a root waited for has appeared) is handed to the watcher's own thread.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import os
 import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,7 +47,7 @@ from watchdog.observers import Observer
 from watchdog.observers.polling import PollingObserver
 
 from backscroll import mounts
-from backscroll.paths import UNREACHABLE_FIX, is_dir_quietly, is_under
+from backscroll.paths import UNREACHABLE_FIX, is_under
 
 log = logging.getLogger("backscroll.watcher")
 
@@ -60,6 +71,10 @@ class RootWatch:
     recursive: bool = True
     #: The shared file system (mounts.REMOTE) it was last found on, if any.
     remote: str | None = None
+    #: (device, inode) of the watched directory when the watch was placed.
+    ident: tuple[int, int] | None = None
+    #: Times its native watch stopped with the directory still there.
+    stops: int = 0
 
 
 #: The events a change to a transcript makes. Opening and reading a file are not
@@ -126,6 +141,9 @@ class Watcher:
         self._lock = threading.Lock()
         self._handler = _Handler(self)
         self._started = False
+        #: Runs what an event asks of the watches (a root appeared), off
+        #: watchdog's dispatch thread (see the module's note on locks).
+        self._own = ThreadPoolExecutor(max_workers=1, thread_name_prefix="backscroll-watch")
 
     def start(self) -> None:
         self.native.start()
@@ -138,6 +156,7 @@ class Watcher:
         for obs in (self.native, self.polling):
             if obs is not None and obs.is_alive():
                 obs.join(timeout=5)
+        self._own.shutdown(wait=True, cancel_futures=True)
 
     # ------------------------------------------------------------------ roots
 
@@ -229,7 +248,7 @@ class Watcher:
                         "path": str(root.path), "error": str(exc)})  # fmt: skip
             return
         self._watches[root.path] = (watch, use_polling)
-        root.watching, root.real = target, where
+        root.watching, root.real, root.ident = target, where, _identity(where)
         self._relink()
         if waiting:
             root.mode = "waiting"
@@ -260,7 +279,7 @@ class Watcher:
             pass
         root = self.roots.get(path)
         if root is not None:
-            root.watching = root.real = None
+            root.watching = root.real = root.ident = None
             self._relink()
 
     def _relink(self) -> None:
@@ -281,12 +300,22 @@ class Watcher:
         return Path(raw)
 
     def on_event(self, path: Path, kind: str, event_type: str) -> None:
-        if event_type in ("created", "moved"):
+        if event_type not in ("created", "moved"):
+            if kind == "file":
+                self.sink(path, "file")
+            return
+        # What was made may be a root waited for: watched first, then reported
+        # (so that its scan comes after its watch), on the watcher's own thread.
+        with contextlib.suppress(RuntimeError):  # (stopped)
+            self._own.submit(self._made, path, kind)
+
+    def _made(self, path: Path, kind: str) -> None:
+        try:
             self._appeared(path)
-        if kind == "dir" and event_type in ("created", "moved"):
-            self.sink(path, "dir")
-        elif kind == "file":
-            self.sink(path, "file")
+            self.sink(path, kind)
+        except Exception as exc:  # (as in _Handler: the next events must still come)
+            log.warning("could not handle a file event", extra={"event": "watch_event_error",
+                        "path": str(path), "error": repr(exc)})  # fmt: skip
 
     def _appeared(self, path: Path) -> None:
         """Watch each root waited for that ``path``, just created or moved
@@ -307,45 +336,91 @@ class Watcher:
                         self.sink(root.path, "root")
 
     def check(self) -> list[Path]:
-        """Re-arm the roots whose native emitter thread died. Its directory was
-        removed (a host uninstalled, its sessions deleted): wait for the root to
-        appear again, as at start. Otherwise watchdog's thread stopped because
-        adding a watch for a new subdirectory failed (the inotify watch limit
-        ran out): poll the root instead. Returns those roots."""
-        dead = {e.watch for e in self.native.emitters if not e.is_alive()}
-        polled_dead = set()
+        """Watch again the roots whose watch no longer follows their directory;
+        returns them (to be scanned: their files may have changed unseen).
+
+        - Its directory was replaced (moved aside and made anew, deleted and
+          made again, a symbolic link on the way pointed elsewhere): watched
+          where it now is, natively as before.
+        - Its directory was removed: waited for to appear again, as at start.
+        - watchdog's native thread stopped with the directory still there: it
+          may have been deleted and made again (with the same inode number), so
+          it is watched natively again, which fails at once, and is polled, when
+          the inotify watch limit has run out. Stopped a second time, the limit
+          is what stops it (a new subdirectory's watch failed): polled.
+        """
+        dead_native = {e.watch for e in self.native.emitters if not e.is_alive()}
+        dead_polled = set()
         if self.polling is not None:
             # A polling emitter stops for good when its directory goes away.
-            polled_dead = {e.watch for e in self.polling.emitters if not e.is_alive()}
-        if not dead and not polled_dead:
-            return []
+            dead_polled = {e.watch for e in self.polling.emitters if not e.is_alive()}
         moved: list[Path] = []
         with self._lock:
-            for path, (watch, polled) in list(self._watches.items()):
-                if watch not in (polled_dead if polled else dead):
+            for root in list(self.roots.values()):
+                entry = self._watches.get(root.path)
+                if entry is None or root.path in moved:
                     continue
-                root = self.roots[path]
-                if root.watching is not None and not is_dir_quietly(root.watching):
+                watch, polled = entry
+                dead = watch in (dead_polled if polled else dead_native)
+                if root.mode == "waiting" or root.watching is None:
+                    if dead:
+                        self._rearm([root])  # (its ancestor went: wait higher up)
+                    continue
+                where, ident = os.path.realpath(root.watching), _identity(root.watching)
+                if ident is None:
                     log.info("watched directory removed; waiting for it to appear again",
                              extra={"event": "root_removed", "host": root.host,
                                     "path": str(root.watching)})  # fmt: skip
                     root.mode = "waiting"
+                elif where != root.real or ident != root.ident:
+                    log.info("watched directory replaced; watching the new one",
+                             extra={"event": "root_replaced", "host": root.host,
+                                    "path": str(root.watching), "now": where})  # fmt: skip
+                    root.stops = 0
+                elif not dead:
+                    continue
                 elif polled:
                     root.mode = "waiting"  # (watched again as it is: polled if shared)
+                elif root.stops == 0:
+                    root.stops = 1
+                    log.info("native watch stopped; watching again",
+                             extra={"event": "watch_restarted", "host": root.host,
+                                    "path": str(root.path)})  # fmt: skip
                 else:
                     log.warning(
                         "native watch stopped; polling instead",
                         extra={"event": "watch_fallback_polling", "host": root.host,
-                               "path": str(path), "fix": INOTIFY_HINT},
+                               "path": str(root.path), "fix": INOTIFY_HINT},
                     )  # fmt: skip
                     root.mode = "polling"
-                self._unwatch(path)
-                self._arm(root)
-                moved.append(path)
+                moved += self._rearm([root])
         return moved
+
+    def _rearm(self, stale: list[RootWatch]) -> list[Path]:
+        """Watch ``stale`` roots afresh. Every root sharing one of their watches
+        (a root and a symbolic link to it, roots waited for on one ancestor) is
+        unwatched first: watchdog keeps one watch per directory, and one placed
+        again while another root still holds it would stay on the old directory."""
+        reals = {r.real for r in stale if r.real is not None}
+        group = {r.path: r for r in self.roots.values() if r.real in reals}
+        group.update((r.path, r) for r in stale)
+        for root in group.values():
+            self._unwatch(root.path)
+        for root in group.values():
+            self._arm(root)
+        return list(group)
 
     def modes(self) -> list[dict[str, str]]:
         with self._lock:
             return [
                 {"host": r.host, "path": str(r.path), "mode": r.mode} for r in self.roots.values()
             ]
+
+
+def _identity(path: Path | str) -> tuple[int, int] | None:
+    """(device, inode) of the directory at ``path`` (links followed), or None."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)

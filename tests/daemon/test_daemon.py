@@ -105,6 +105,31 @@ def test_a_session_under_a_symlinked_projects_directory_becomes_searchable(
     assert found[0]["session_id"] == session_uuid(2)
 
 
+def test_a_projects_directory_made_anew_under_the_daemon_is_watched_again(
+    daemon_factory: DaemonFactory,
+) -> None:
+    # ~/.claude/projects moved aside (a backup, a clean-up) and made anew: the
+    # watch followed the old directory. It is placed again within a minute,
+    # and at a SIGHUP; new sessions are then found without waiting for the rescan.
+    d = daemon_factory(config="log_level: info\n")
+    claude_session(d.home)
+    d.sync()
+    projects = d.home / ".claude" / "projects"
+    projects.rename(projects.with_name("projects.old"))
+    projects.mkdir()
+    d.send_signal(signal.SIGHUP)
+
+    def replaced() -> list[dict[str, Any]]:
+        records = [json.loads(ln) for ln in d.stderr_text().splitlines() if ln.strip()]
+        return [r for r in records if r.get("event") == "root_replaced"]
+
+    assert wait_for(replaced, "the replaced root to be logged")[0]["path"] == str(projects)
+    path = claude_session(d.home, n=2, project="-new")
+    append(path, claude_user_line(session_uuid(2), "u-anew-1", "the narwhalquarry plan"))
+    found = wait_for(lambda: hits(d, "narwhalquarry"), "the new session to be searchable")
+    assert found[0]["session_id"] == session_uuid(2)
+
+
 def test_a_last_line_without_its_newline_is_searchable_once_the_file_is_quiet(
     daemon_factory: DaemonFactory,
 ) -> None:

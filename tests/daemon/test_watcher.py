@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from watchdog.events import FileSystemEvent
 
-from backscroll.daemon.watcher import Watcher
+from backscroll.daemon.watcher import INOTIFY_HINT, Watcher
 from backscroll.paths import is_under
 from tests.conftest import SharedMount
 
@@ -91,16 +91,30 @@ def test_a_root_that_appears_later_is_watched_and_reported(
         assert w.sink.wait_for(transcript)
 
 
-def test_a_root_whose_native_watch_died_falls_back_to_polling(tmp_path: Path) -> None:
+def _stop_native_watches(w: Watching) -> None:
+    for emitter in list(w.watcher.native.emitters):  # what a failed add_watch does
+        emitter.stop()
+        emitter.join(5)
+
+
+def test_a_root_whose_native_watch_died_twice_falls_back_to_polling(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Once, it is watched natively again (the directory may have been deleted
+    and made again with the same inode number); twice, the inotify limit is
+    what stops it, and it is polled with the hint to raise the limit."""
     root = tmp_path / "projects"
     root.mkdir()
     with watching(("claude-code", root)) as w:
         assert w.watcher.check() == []  # all alive: nothing to do
-        for emitter in list(w.watcher.native.emitters):  # what a failed add_watch does
-            emitter.stop()
-            emitter.join(5)
+        _stop_native_watches(w)
+        assert w.watcher.check() == [root]
+        assert w.mode() == "inotify"
+        assert INOTIFY_HINT not in [getattr(r, "fix", "") for r in caplog.records]
+        _stop_native_watches(w)
         assert w.watcher.check() == [root]
         assert w.mode() == "polling"
+        assert [getattr(r, "fix", "") for r in caplog.records][-1] == INOTIFY_HINT
         transcript = root / "b.jsonl"
         transcript.write_text("{}\n")
         assert w.sink.wait_for(transcript), "the polling watch did not see the new file"
@@ -341,3 +355,91 @@ def test_a_root_on_a_shared_file_system_is_reported_as_polled_once(
         assert w.mode() == "polling"
     said = [r for r in caplog.records if getattr(r, "event", "") == "watch_polling_remote_fs"]
     assert len(said) == 1
+
+
+def test_watchdogs_thread_never_waits_for_the_watchers_lock(tmp_path: Path) -> None:
+    """watchdog calls the handler holding its observer's lock, and placing a
+    watch (done under the watcher's lock) takes that lock: a handler waiting
+    for the watcher's lock could deadlock the two. Events must flow while
+    another thread holds it."""
+    root = tmp_path / "projects"
+    root.mkdir()
+    with watching(("claude-code", root)) as w:
+        with w.watcher._lock:
+            made = root / "new.jsonl"  # a creation: what may make a root appear
+            made.write_text("{}\n")
+            assert w.sink.wait_for(made), "an event waited for the watcher's lock"
+        later = root / "-home-u-app"
+        later.mkdir()
+        assert w.sink.wait_for(later)
+
+
+def _moved_aside(root: Path) -> None:
+    # (A host's data directory restored from a backup, or wiped and made anew.)
+    root.rename(root.with_name(root.name + ".old"))
+    root.mkdir()
+
+
+def _deleted_and_made_again(root: Path) -> None:
+    shutil.rmtree(root)
+    root.mkdir()
+
+
+@pytest.mark.parametrize(
+    "replace", [_moved_aside, _deleted_and_made_again], ids=["moved-aside", "deleted"]
+)
+def test_a_root_replaced_under_its_watch_is_watched_again_natively(
+    tmp_path: Path, replace: Callable[[Path], None], caplog: pytest.LogCaptureFixture
+) -> None:
+    root = tmp_path / "user" / ".codex" / "sessions"
+    root.mkdir(parents=True)
+    with watching(("codex", root)) as w:
+        replace(root)
+        assert w.watcher.check() == [root]
+        assert w.mode() == "inotify"
+        assert "inotify watches" not in caplog.text and "polling" not in caplog.text
+        transcript = root / "a.jsonl"
+        transcript.write_text("{}\n")
+        assert w.sink.wait_for(transcript), "a file in the new directory was not reported"
+        assert w.watcher.check() == []  # watched where it is now: nothing more to do
+
+
+def test_a_root_whose_link_is_pointed_elsewhere_is_watched_at_the_new_target(
+    tmp_path: Path,
+) -> None:
+    old, new = tmp_path / "disk1" / "projects", tmp_path / "disk2" / "projects"
+    old.mkdir(parents=True)
+    new.mkdir(parents=True)
+    root = tmp_path / "user" / ".claude" / "projects"
+    root.parent.mkdir(parents=True)
+    root.symlink_to(old)
+    with watching(("claude-code", root)) as w:
+        swap = root.with_name("projects.tmp")  # `ln -sfn`: a new link renamed over the old
+        swap.symlink_to(new)
+        swap.rename(root)
+        assert w.watcher.check() == [root]
+        transcript = new / "b.jsonl"
+        transcript.write_text("{}\n")
+        assert w.sink.wait_for(root / "b.jsonl"), w.sink.seen
+        assert w.mode() == "inotify"
+
+
+def test_a_root_and_a_link_to_it_are_both_watched_again_when_it_is_replaced(
+    tmp_path: Path,
+) -> None:
+    # (Two hosts' roots on one directory share watchdog's one watch on it.)
+    real = tmp_path / "shared" / "sessions"
+    real.mkdir(parents=True)
+    link = tmp_path / "user" / "sessions"
+    link.parent.mkdir()
+    link.symlink_to(real)
+    with watching(("codex", real), ("kimi", link)) as w:
+        _moved_aside(real)
+        assert sorted(w.watcher.check()) == sorted([real, link])
+        assert [m["mode"] for m in w.watcher.modes()] == ["inotify", "inotify"]
+        (real / "c.jsonl").write_text("{}\n")
+        # (Reported under one of the two names: watchdog has one watch for both.)
+        with w.sink.cond:
+            assert w.sink.cond.wait_for(
+                lambda: {p.name for p, _ in w.sink.seen} & {"c.jsonl"}, 10
+            ), w.sink.seen
