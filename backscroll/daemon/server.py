@@ -171,7 +171,7 @@ class Daemon:
                           make_redactor(self.config))  # fmt: skip
         self.worker = Worker(indexer, self._reconciled(loop))
         self.worker.on_unsettled = self._recheck_later(loop)
-        indexer.should_stop = lambda: self.worker is not None and self.worker.stop_requested
+        indexer.should_stop = lambda: self.worker is not None and self.worker.should_stop()
         self.worker.start()
         self.pool = ReadPool(self.db)
         await self.pool.open()

@@ -107,6 +107,9 @@ class Worker(threading.Thread):
         self._jobs: list[Job] = []
         self._stopping = False
         self.stop_requested = False
+        #: The job running now, and whether a swap waits for it to stop early.
+        self._running: JobKind | None = None
+        self._yield_pass = False
         self._told_corrupt = False
         #: Called (in this thread) after a pass that changed the index, e.g. to
         #: wake the team publisher instead of leaving it to its next look.
@@ -139,7 +142,19 @@ class Worker(threading.Thread):
             self._cond.notify()
 
     def swap_indexer(self, build: Callable[[Indexer], Indexer]) -> Future[Any]:
-        return self.submit("swap", build)
+        """Replace the indexer (a config reload) once the running job is done. A
+        ``reconcile`` pass running now stops at its next file, so that a host
+        just disabled is not read to the end of a long first index; the caller
+        queues a new pass (``sync`` passes, which a client waits on, run whole)."""
+        with self._cond:
+            fut = self.submit("swap", build)
+            if self._running == "reconcile":
+                self._yield_pass = True
+        return fut
+
+    def should_stop(self) -> bool:
+        """For the indexer: stop at the next file (the daemon stops, or a swap waits)."""
+        return self.stop_requested or self._yield_pass
 
     # ------------------------------------------------------------------ running
 
@@ -158,6 +173,8 @@ class Worker(threading.Thread):
                         job = None
                         paths = list(self._paths)
                         self._paths.clear()
+                    self._running = job[0] if job is not None else None
+                    self._yield_pass = False
                 self._run(job, paths)
             self._fail_pending()
         finally:
@@ -225,6 +242,10 @@ class Worker(threading.Thread):
         if kind == "reconcile":
             summary = self.indexer.reconcile(self._progress("reconcile"))
             self._note(summary)
+            if self._yield_pass:  # cut short for a swap: the pass after it finishes
+                log.info("pass stopped early for a config reload", extra={
+                         "event": "pass_yielded", "files": summary.files_changed})  # fmt: skip
+                return summary
             self.state.cold_index_done = True
             if self.on_reconciled:
                 self.on_reconciled(self.indexer)
