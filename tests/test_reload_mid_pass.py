@@ -32,9 +32,11 @@ def _swap_to(cfg: Config) -> Callable[[Indexer], Indexer]:
     return build
 
 
-def _reload_after_first_file(worker: Worker, cfg: Config, kind: str) -> list[Future[Any]]:
+def _reload_after_first_file(
+    worker: Worker, cfg: Config, kind: str, last: bool = False
+) -> list[Future[Any]]:
     """Has ``worker`` ask for a swap to ``cfg`` (as SIGHUP does) from its first
-    ``kind`` pass, once that pass has read one file."""
+    ``kind`` pass, once that pass has read one file (``last``: all its files)."""
     asked: list[Future[Any]] = []
     once = threading.Lock()
     progress = worker._progress
@@ -44,7 +46,8 @@ def _reload_after_first_file(worker: Worker, cfg: Config, kind: str) -> list[Fut
 
         def hook(files: int, total: int, done: int, total_bytes: int) -> None:
             update(files, total, done, total_bytes)
-            if pass_kind == kind and files >= 1 and once.acquire(blocking=False):
+            enough = files == total if last else files >= 1
+            if pass_kind == kind and enough and once.acquire(blocking=False):
                 asked.append(worker.swap_indexer(_swap_to(cfg)))
 
         return hook
@@ -112,3 +115,41 @@ def test_a_sync_a_client_waits_on_is_not_cut_short_by_a_reload(
         worker.stop()
         worker.join(timeout=60)
     assert _hosts(data) == {"claude-code", "codex"}
+
+
+def test_a_pass_queued_before_a_reload_runs_with_the_new_config(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    # (The periodic rescan queues a pass while a long first index still runs.)
+    populate(isolated_home, copies=2)
+    worker, data = _started(tmp_path)
+    try:
+        asked = _reload_after_first_file(worker, _without_codex(data), "reconcile")
+        first, queued = worker.submit("reconcile"), worker.submit("reconcile")
+        first.result(timeout=120)
+        queued.result(timeout=120)
+        assert asked and asked[0].done()
+        assert worker.state.cold_index_done is True
+    finally:
+        worker.stop()
+        worker.join(timeout=60)
+    assert _hosts(data) == {"claude-code"}
+
+
+def test_a_reload_asked_for_once_the_pass_has_read_everything_leaves_it_complete(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    files = populate(isolated_home, copies=1)
+    worker, data = _started(tmp_path)
+    reconciled: list[Indexer] = []
+    worker.on_reconciled = reconciled.append
+    try:
+        asked = _reload_after_first_file(worker, _without_codex(data), "reconcile", last=True)
+        summary = worker.submit("reconcile").result(timeout=120)
+        assert asked, "the pass never read its last file"
+        assert summary.files_changed == len(files)
+        assert worker.state.cold_index_done is True  # nothing was cut short
+        assert len(reconciled) == 1
+    finally:
+        worker.stop()
+        worker.join(timeout=60)

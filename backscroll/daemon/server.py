@@ -376,10 +376,17 @@ class Daemon:
     def _check_watches(self) -> None:
         """Watch again the roots whose watch stopped or whose directory was
         replaced (watcher.check), and catch up on them now."""
-        if self.watcher is not None:
-            for root in self.watcher.check():
-                if self.worker is not None:
-                    self.worker.submit("scan_dir", root)
+        if self.watcher is None:
+            return
+        try:
+            roots = self.watcher.check()
+        except Exception as exc:  # (a reload must still finish, the status line still go)
+            log.warning("could not check the watches", extra={"event": "watch_check_error",
+                        "error": repr(exc)})  # fmt: skip
+            return
+        for root in roots:
+            if self.worker is not None:
+                self.worker.submit("scan_dir", root)
 
     # ------------------------------------------------------------------ reload
 

@@ -25,6 +25,7 @@ import errno
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -54,6 +55,10 @@ log = logging.getLogger("backscroll.watcher")
 #: Called from watchdog threads with (path, kind); kind is "file", "dir" or "root".
 Sink = Callable[[Path, str], None]
 
+#: A native watch that stops again this soon after it was placed again is
+#: stopped by the inotify watch limit (see Watcher.check).
+RESTOP_SECONDS = 600.0
+
 INOTIFY_HINT = (
     "raise the limit with `sudo sysctl fs.inotify.max_user_watches=524288` "
     "(persist it in /etc/sysctl.d/)"
@@ -73,8 +78,9 @@ class RootWatch:
     remote: str | None = None
     #: (device, inode) of the watched directory when the watch was placed.
     ident: tuple[int, int] | None = None
-    #: Times its native watch stopped with the directory still there.
-    stops: int = 0
+    #: When its native watch, stopped with the directory still there, was last
+    #: placed again (time.monotonic()).
+    restarted: float = float("-inf")
 
 
 #: The events a change to a transcript makes. Opening and reading a file are not
@@ -339,56 +345,52 @@ class Watcher:
         """Watch again the roots whose watch no longer follows their directory;
         returns them (to be scanned: their files may have changed unseen).
 
-        - Its directory was replaced (moved aside and made anew, deleted and
-          made again, a symbolic link on the way pointed elsewhere): watched
-          where it now is, natively as before.
+        - Its directory (or, for a root waited for, the ancestor watched) was
+          replaced: moved aside and made anew, deleted and made again, a
+          symbolic link on the way pointed elsewhere. Watched where it now is,
+          natively as before.
         - Its directory was removed: waited for to appear again, as at start.
         - watchdog's native thread stopped with the directory still there: it
-          may have been deleted and made again (with the same inode number), so
-          it is watched natively again, which fails at once, and is polled, when
-          the inotify watch limit has run out. Stopped a second time, the limit
-          is what stops it (a new subdirectory's watch failed): polled.
+          may have been deleted and made again with the same inode number (ext4
+          reuses them), so it is watched natively again. Were the inotify watch
+          limit exhausted, that fails at once and the root is polled; stopped
+          again within RESTOP_SECONDS (a new subdirectory's watch failing), it
+          is polled too. Either way with the hint to raise the limit.
         """
-        dead_native = {e.watch for e in self.native.emitters if not e.is_alive()}
-        dead_polled = set()
-        if self.polling is not None:
-            # A polling emitter stops for good when its directory goes away.
-            dead_polled = {e.watch for e in self.polling.emitters if not e.is_alive()}
         moved: list[Path] = []
-        with self._lock:
+        with self._lock:  # (the emitters looked at under it: no re-arm in between)
+            dead_native = _dead(self.native)
+            dead_polled = _dead(self.polling) if self.polling is not None else set()
             for root in list(self.roots.values()):
                 entry = self._watches.get(root.path)
-                if entry is None or root.path in moved:
+                if entry is None or root.path in moved or root.watching is None:
                     continue
                 watch, polled = entry
                 dead = watch in (dead_polled if polled else dead_native)
-                if root.mode == "waiting" or root.watching is None:
-                    if dead:
-                        self._rearm([root])  # (its ancestor went: wait higher up)
-                    continue
+                waiting = root.mode == "waiting"
                 where, ident = os.path.realpath(root.watching), _identity(root.watching)
                 if ident is None:
-                    log.info("watched directory removed; waiting for it to appear again",
-                             extra={"event": "root_removed", "host": root.host,
-                                    "path": str(root.watching)})  # fmt: skip
+                    if not waiting:
+                        log.info("watched directory removed; waiting for it to appear again",
+                                 extra={"event": "root_removed", "host": root.host,
+                                        "path": str(root.watching)})  # fmt: skip
                     root.mode = "waiting"
                 elif where != root.real or ident != root.ident:
                     log.info("watched directory replaced; watching the new one",
                              extra={"event": "root_replaced", "host": root.host,
                                     "path": str(root.watching), "now": where})  # fmt: skip
-                    root.stops = 0
                 elif not dead:
                     continue
-                elif polled:
+                elif waiting or polled:
                     root.mode = "waiting"  # (watched again as it is: polled if shared)
-                elif root.stops == 0:
-                    root.stops = 1
+                elif time.monotonic() - root.restarted > RESTOP_SECONDS:
+                    root.restarted = time.monotonic()
                     log.info("native watch stopped; watching again",
                              extra={"event": "watch_restarted", "host": root.host,
                                     "path": str(root.path)})  # fmt: skip
                 else:
                     log.warning(
-                        "native watch stopped; polling instead",
+                        "native watch stopped again; polling instead",
                         extra={"event": "watch_fallback_polling", "host": root.host,
                                "path": str(root.path), "fix": INOTIFY_HINT},
                     )  # fmt: skip
@@ -424,3 +426,14 @@ def _identity(path: Path | str) -> tuple[int, int] | None:
     except OSError:
         return None
     return (st.st_dev, st.st_ino)
+
+
+def _dead(observer: Any) -> set[Any]:
+    """The watches of ``observer`` whose emitter thread has ended."""
+    for _ in range(3):
+        try:  # (watchdog's own set: copied, since its threads may change it)
+            emitters = list(observer.emitters)
+        except RuntimeError:
+            continue
+        return {e.watch for e in emitters if not e.is_alive()}
+    return set()

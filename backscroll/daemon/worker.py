@@ -110,6 +110,8 @@ class Worker(threading.Thread):
         #: The job running now, and whether a swap waits for it to stop early.
         self._running: JobKind | None = None
         self._yield_pass = False
+        #: The running pass did stop early for a swap (not just finish as it came).
+        self._yielded = False
         self._told_corrupt = False
         #: Called (in this thread) after a pass that changed the index, e.g. to
         #: wake the team publisher instead of leaving it to its next look.
@@ -146,15 +148,22 @@ class Worker(threading.Thread):
         ``reconcile`` pass running now stops at its next file, so that a host
         just disabled is not read to the end of a long first index; the caller
         queues a new pass (``sync`` passes, which a client waits on, run whole)."""
+        fut: Future[Any] = Future()
         with self._cond:
-            fut = self.submit("swap", build)
+            # First in the queue: a pass queued before it (the periodic rescan)
+            # runs with the new config, not whole with the old one.
+            self._jobs.insert(0, ("swap", build, fut))
             if self._running == "reconcile":
                 self._yield_pass = True
+            self._cond.notify()
         return fut
 
     def should_stop(self) -> bool:
         """For the indexer: stop at the next file (the daemon stops, or a swap waits)."""
-        return self.stop_requested or self._yield_pass
+        if self._yield_pass:
+            self._yielded = True
+            return True
+        return self.stop_requested
 
     # ------------------------------------------------------------------ running
 
@@ -174,7 +183,7 @@ class Worker(threading.Thread):
                         paths = list(self._paths)
                         self._paths.clear()
                     self._running = job[0] if job is not None else None
-                    self._yield_pass = False
+                    self._yield_pass = self._yielded = False
                 self._run(job, paths)
             self._fail_pending()
         finally:
@@ -242,7 +251,7 @@ class Worker(threading.Thread):
         if kind == "reconcile":
             summary = self.indexer.reconcile(self._progress("reconcile"))
             self._note(summary)
-            if self._yield_pass:  # cut short for a swap: the pass after it finishes
+            if self._yielded:  # cut short for a swap: the pass after it finishes
                 log.info("pass stopped early for a config reload", extra={
                          "event": "pass_yielded", "files": summary.files_changed})  # fmt: skip
                 return summary

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from watchdog.events import FileSystemEvent
 
+from backscroll.daemon import watcher as watcher_mod
 from backscroll.daemon.watcher import INOTIFY_HINT, Watcher
 from backscroll.paths import is_under
 from tests.conftest import SharedMount
@@ -394,7 +395,13 @@ def test_a_root_replaced_under_its_watch_is_watched_again_natively(
     root = tmp_path / "user" / ".codex" / "sessions"
     root.mkdir(parents=True)
     with watching(("codex", root)) as w:
+        emitters = list(w.watcher.native.emitters)
         replace(root)
+        if replace is _deleted_and_made_again:
+            # The new directory may have the old inode number: what tells is
+            # the old watch ending with its directory.
+            for emitter in emitters:
+                emitter.join(10)
         assert w.watcher.check() == [root]
         assert w.mode() == "inotify"
         assert "inotify watches" not in caplog.text and "polling" not in caplog.text
@@ -443,3 +450,42 @@ def test_a_root_and_a_link_to_it_are_both_watched_again_when_it_is_replaced(
             assert w.sink.cond.wait_for(
                 lambda: {p.name for p, _ in w.sink.seen} & {"c.jsonl"}, 10
             ), w.sink.seen
+
+
+def test_a_native_watch_stopped_again_long_after_is_watched_natively_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # (Deleted and made again twice, days apart: not the inotify limit.)
+    monkeypatch.setattr(watcher_mod, "RESTOP_SECONDS", 0.0)
+    root = tmp_path / "projects"
+    root.mkdir()
+    with watching(("claude-code", root)) as w:
+        for _ in range(2):
+            _stop_native_watches(w)
+            assert w.watcher.check() == [root]
+            assert w.mode() == "inotify"
+
+
+@pytest.mark.parametrize("restored", [False, True], ids=["made-anew", "restored-with-root"])
+def test_a_root_waited_for_whose_ancestor_is_replaced_is_watched_when_it_is_there(
+    tmp_path: Path, restored: bool
+) -> None:
+    codex = tmp_path / "user" / ".codex"
+    codex.mkdir(parents=True)
+    root = codex / "sessions"
+    with watching(("codex", root)) as w:
+        assert w.mode() == "waiting"  # on ~/.codex
+        emitters = list(w.watcher.native.emitters)
+        if restored:  # deleted, then restored from a backup that holds the root
+            shutil.rmtree(codex)
+            for emitter in emitters:
+                emitter.join(10)
+            root.mkdir(parents=True)
+        else:  # moved aside and made anew: the watch followed the old directory
+            codex.rename(codex.with_name(".codex.bak"))
+            root.mkdir(parents=True)
+        assert w.watcher.check() == [root]
+        assert w.mode() == "inotify"
+        transcript = root / "a.jsonl"
+        transcript.write_text("{}\n")
+        assert w.sink.wait_for(transcript), "a file in the root was not reported"
