@@ -179,9 +179,13 @@ def frame_search(
         used += len(block) + 2
     shown = len(body)
     tally = f"{shown} of {total}{'+' if total >= 10000 else ''} matching turn(s) shown"
-    if total > shown:
+    # The same turn in several sessions (a fork, a resumed or migrated chat) is shown once.
+    copies = int(result.get("duplicates") or 0)
+    if copies:
+        tally += f"; {copies} more the same as a turn shown (in another session)"
+    if total - copies > shown:
         tally += (
-            f"; {total - shown} more not shown (size and count limits) — narrow with "
+            f"; {total - copies - shown} more not shown (size and count limits) — narrow with "
             "host, project, role or days, or use a more specific query"
         )
     return Framed("\n".join([*head, tally, "", "\n\n".join(body), FOOTER]), shown)

@@ -282,10 +282,13 @@ def test_many_hits_stay_within_the_configured_size_and_say_how_many_were_left_ou
     shown = sum(1 for ln in text.splitlines() if ln.startswith("── ") and "· session " in ln)
     assert 1 <= shown < 8
     assert len(data["hits"]) == shown  # the structured copy keeps to what the text shows
+    # (The 12 copies have other session ids: the same turns, each shown once.)
+    copies = data["duplicates"]
+    assert copies > 0
     assert (
-        f"{shown} of {data['total']} matching turn(s) shown; {data['total'] - shown} more not shown"
-        in text
-    )
+        f"{shown} of {data['total']} matching turn(s) shown; {copies} more the same as a turn "
+        f"shown (in another session); {data['total'] - copies - shown} more not shown"
+    ) in text
     assert all(len(h["excerpt"]) <= 300 + 40 for h in data["hits"])  # + the truncation marker
 
 
@@ -515,3 +518,13 @@ def test_the_server_imports_no_mcp_sdk_and_nothing_of_the_daemon(tmp_path: Path)
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_copies_of_a_turn_in_other_sessions_are_not_called_cut_for_size() -> None:
+    # (A forked session holds its parent's turns: the search shows each once.)
+    hit = {"session_id": "s1", "host": "claude-code", "role": "user", "excerpt": "xterm colours",
+           "matches": [[0, 5]], "n": 1, "timestamp": None}  # fmt: skip
+    result = {"hits": [hit], "total": 2, "duplicates": 1, "dropped": 0}
+    text = recall.frame_search(result, "caller", 6000).text
+    assert "1 of 2 matching turn(s) shown; 1 more the same as a turn shown" in text
+    assert "not shown" not in text and "narrow" not in text
