@@ -118,6 +118,18 @@ _UPSERT_STAGED = _UPSERT_TURN.replace(
     "SELECT session, file, key, seq, role, ts, text, tainted, subagent, note"
     " FROM temp.turn_stage WHERE true ORDER BY rowid",
 )
+#: A session's times from its turns and from one read's (``?``: the session's
+#: row id, the read's started_at, the row id, the read's updated_at, the row id);
+#: unknown on both sides, the stored time stays.
+_RETIME_SESSION = """
+UPDATE sessions SET
+    started_at = coalesce((SELECT min(v) FROM (
+        SELECT min(ts) AS v FROM turns WHERE session = ? UNION ALL SELECT ?)), started_at),
+    updated_at = coalesce((SELECT max(v) FROM (
+        SELECT max(ts) AS v FROM turns WHERE session = ? UNION ALL SELECT ?)), updated_at)
+WHERE id = ?
+"""
+
 #: A file with at least this many turns goes through the staging table; an
 #: append of a few turns keeps the plain ``executemany``.
 STAGE_MIN_TURNS = 16
@@ -373,6 +385,8 @@ class IndexWriter:
                 kept,
                 None if replace else self._session_rowids(update.host, dropped_sessions),
             )
+            if report.turns_deleted:
+                self._retime(sessions, rowids)
         for sid in result.removed_sessions:
             self.conn.execute(
                 "DELETE FROM sessions WHERE host = ? AND session_id = ?"
@@ -380,6 +394,14 @@ class IndexWriter:
                 (update.host, sid),
             )
         return report
+
+    def _retime(self, sessions: dict[str, Session], rowids: dict[str, int]) -> None:
+        """A session that lost turns (its transcript rewound or rewritten shorter)
+        spans what this read found and the turns it still has, not the times it
+        had before: its first and last activity come from those alone."""
+        for sid, rowid in rowids.items():
+            s = sessions[sid]
+            self.conn.execute(_RETIME_SESSION, (rowid, s.started_at, rowid, s.updated_at, rowid))
 
     def _insert_staged(self, params: list[tuple[Any, ...]]) -> int:
         if not self._staging:
