@@ -176,6 +176,11 @@ def _search_params(args: argparse.Namespace, cfg: Any) -> dict[str, Any]:
     }
 
 
+def _client(args: argparse.Namespace) -> str:
+    """How hints name the options: the project as ``--here`` when given so."""
+    return "cli-here" if getattr(args, "here", False) else "cli"
+
+
 def project_of(args: argparse.Namespace) -> str | None:
     """The project path asked for, absolute: ``--here`` is the current directory,
     ``--project`` is resolved against it (``~`` expanded). The store matches it or,
@@ -221,7 +226,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         cfg = _config(args) if needs_config(_config_file(args)) else None
         params = _search_params(args, cfg)
         result = _query(args, "search", params, cfg)
-    result = worded(result, "cli", params)
+    result = worded(result, _client(args), params)
     if args.json:
         _emit(result)
     else:
@@ -243,7 +248,7 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     }
     from backscroll.wording import worded
 
-    result = worded(_query(args, "sessions", params), "cli", params)
+    result = worded(_query(args, "sessions", params), _client(args), params)
     _emit(result) if args.json else print(render.sessions(result))
     return 0
 
@@ -256,7 +261,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         params["host"] = args.host
     from backscroll.wording import worded
 
-    result = worded(_query(args, "session", params), "cli", params)
+    result = worded(_query(args, "session", params), _client(args), params)
     _emit(result) if args.json else print(render.session(result, _color(sys.stdout)))
     return 0 if result.get("session") else 1
 
@@ -292,13 +297,26 @@ FILTER_OPTIONS: tuple[Option, ...] = (
     ("--session", {"metavar": "ID_PREFIX", "help": "only sessions whose id starts so"}),
 )
 
+
+def _at_least_one(text: str) -> int:
+    import argparse
+
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
+    return n
+
+
 SEARCH_OPTIONS: tuple[Option, ...] = (
     *FILTER_OPTIONS,
     ("--role", {"choices": ("user", "assistant", "summary")}),
     ("--since", {"metavar": "DATE", "help": "only turns on or after this date"}),
     ("--until", {"metavar": "DATE", "help": "only turns before this date"}),
     ("--any", {"action": "store_true", "help": "match any word instead of all"}),
-    ("--limit", {"type": int, "help": "at most K hits (default 10)"}),
+    ("--limit", {"type": _at_least_one, "help": "at most K hits (default 10)"}),
     (
         "--context",
         {"type": int, "metavar": "N", "help": "show N turns before and after each hit"},
@@ -356,7 +374,7 @@ def _fast_search(argv: list[str]) -> Any:
                 return None
         try:
             converted = kw.get("type", str)(value)
-        except ValueError:
+        except Exception:  # (argparse's parser says what is wrong)
             return None
         if converted not in kw.get("choices", (converted,)):
             return None

@@ -28,9 +28,9 @@ def _config(args: argparse.Namespace) -> Any:
 
 
 def _known_hosts() -> tuple[str, ...]:
-    from backscroll.readers import READERS
+    from backscroll.hosts import HOST_NAMES
 
-    return tuple(r.host for r in READERS)
+    return HOST_NAMES  # (each once: some hosts have two readers)
 
 
 # --------------------------------------------------------------------------- forget

@@ -43,7 +43,12 @@ _VIEWER = {
     "session": "the session filter",
     "since_days": "the days filter",
 }
-NAMES: dict[str, dict[str, str]] = {"cli": _CLI, "mcp": _MCP, "viewer": _VIEWER}
+NAMES: dict[str, dict[str, str]] = {
+    "cli": _CLI,
+    "cli-here": {**_CLI, "project": "--here"},  # (the project given as --here)
+    "mcp": _MCP,
+    "viewer": _VIEWER,
+}
 
 
 def worded(

@@ -64,7 +64,7 @@ def test_a_usage_error_with_json_is_json_too(isolated_home: Path) -> None:
     done = _cli("search", "--json", "--limit", "many", "walrus")
     assert done.returncode == 2
     error = json.loads(done.stdout)["error"]
-    assert "--limit: invalid int value: 'many'" in error["message"]
+    assert "--limit: not a whole number: 'many'" in error["message"]
     assert "usage:" in done.stderr
     plain = _cli("search", "--limit", "many", "walrus")
     assert plain.returncode == 2 and plain.stdout == ""
@@ -314,3 +314,56 @@ def test_a_config_file_named_but_missing_is_an_error_with_the_daemon_running_too
             assert done.returncode == 2, (args, done.stdout)
             assert f"{missing}: no such config file" in done.stderr
         assert d.stop() == 0
+
+
+def _project_with_a_subdirectory(isolated_home: Path, tmp_path: Path) -> Path:
+    project = tmp_path / "work" / "spotter"
+    (project / "lib").mkdir(parents=True)
+    claude = isolated_home / ".claude" / "projects" / "-work-spotter"
+    claude.mkdir(parents=True)
+    text = (FIXTURES / "claude-code" / "spotter-tool_heavy.jsonl").read_text()
+    (claude / f"{CLAUDE_SID}.jsonl").write_text(
+        text.replace("/home/marco/projects/spotter", str(project))
+    )
+    assert _cli("index").returncode == 0
+    return project
+
+
+def test_forget_here_from_a_subdirectory_forgets_that_projects_sessions(
+    isolated_home: Path, tmp_path: Path
+) -> None:
+    # (The README: --project and --here from a subdirectory match that project's
+    # sessions, in every command.)
+    project = _project_with_a_subdirectory(isolated_home, tmp_path)
+    dry = _cli("forget", "--here", "--dry-run", "--json", cwd=project / "lib")
+    assert dry.returncode == 0, dry.stdout + dry.stderr
+    assert json.loads(dry.stdout)["sessions"] == 1
+    done = _cli("forget", "--here", "--and-exclude", "--json", cwd=project / "lib")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(done.stdout)["sessions"] == 1
+    listed = _cli("exclusions", "--json")
+    assert str(project) in listed.stdout  # the project itself, not its subdirectory
+    assert str(project / "lib") not in listed.stdout
+    assert _cli("search", "phoenix").returncode == 1
+
+
+def test_a_no_match_hint_names_here_when_the_project_was_given_so(
+    isolated_home: Path, tmp_path: Path
+) -> None:
+    _project_with_a_subdirectory(isolated_home, tmp_path)
+    missed = _cli("search", "phoenix", "--here", cwd=tmp_path)
+    assert missed.returncode == 1
+    assert "--here" in missed.stdout and "--project" not in missed.stdout
+
+
+def test_forget_of_an_unknown_host_names_each_known_host_once(indexed: Path) -> None:
+    done = _cli("forget", "--host", "nosuch")
+    assert done.returncode == 1
+    known = done.stderr.split("hosts backscroll knows: ")[1].split()
+    names = [n.rstrip(",") for n in known]
+    assert len(names) == len(set(names)) and "goose" in names and "hermes" in names
+
+
+def test_search_limit_below_one_is_refused_not_read_as_the_default(indexed: Path) -> None:
+    done = _cli("search", "phoenix", "--limit", "0")
+    assert done.returncode == 2 and "--limit: must be at least 1" in done.stderr

@@ -93,6 +93,19 @@ def resolve_session(conn: sqlite3.Connection, prefix: str, host: str | None) -> 
     )
 
 
+def project_at(conn: sqlite3.Connection, path: str, host: str | None) -> str | None:
+    """The indexed project ``path`` is in: itself, or from a subdirectory the
+    deepest indexed project above it (as the queries match ``--here``)."""
+    row = conn.execute(
+        "SELECT project FROM sessions WHERE (project = ?"
+        " OR substr(?, 1, length(project) + 1) = project || '/')"
+        + (" AND host = ?" if host else "")
+        + " ORDER BY length(project) DESC LIMIT 1",
+        [path, path] + ([host] if host else []),
+    ).fetchone()
+    return str(row[0]) if row and row[0] else None
+
+
 def check_project(conn: sqlite3.Connection, project: str, host: str | None) -> None:
     args: list[str] = [project] + ([host] if host else [])
     found = conn.execute(

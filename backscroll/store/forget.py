@@ -273,7 +273,11 @@ def resolve(writer: IndexWriter, sel: Selection, known_hosts: tuple[str, ...]) -
     if sel.session is not None:
         sel = dataclasses.replace(sel, session=names.resolve_session(conn, sel.session, sel.host))
     if sel.project is not None:
-        names.check_project(conn, sel.project.rstrip("/") or "/", sel.host)
+        path = sel.project.rstrip("/") or "/"
+        project = names.project_at(conn, path, sel.host)
+        if project is None:
+            names.check_project(conn, path, sel.host)  # raises, naming the projects there are
+        sel = dataclasses.replace(sel, project=project)
     return sel
 
 
