@@ -113,9 +113,13 @@ def search(
         out["reason"] = {"code": "only_common_words", "words": list(terms)}
         return out
     if p.host and enabled_hosts is not None and p.host not in enabled_hosts:
-        enabled = list(dict.fromkeys(enabled_hosts))  # (a host may have two readers)
-        out["reason"] = {"code": "host_not_enabled", "host": p.host, "enabled": enabled}
-        return out
+        # A host turned off since keeps what was indexed (as a search without
+        # --host shows): only a host with nothing indexed is refused.
+        kept = yield ("SELECT EXISTS (SELECT 1 FROM sessions WHERE host = ?)", (p.host,))
+        if not kept or not kept[0][0]:
+            enabled = list(dict.fromkeys(enabled_hosts))  # (a host may have two readers)
+            out["reason"] = {"code": "host_not_enabled", "host": p.host, "enabled": enabled}
+            return out
     total_rows = yield ("SELECT EXISTS (SELECT 1 FROM turns)", ())
     if not total_rows or not total_rows[0][0]:
         out["reason"] = {"code": "nothing_indexed"}
