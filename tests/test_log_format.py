@@ -203,3 +203,20 @@ def test_the_warnings_of_the_libraries_beside_backscroll_are_json_lines_too() ->
         ("uvicorn.error", "Invalid HTTP request received."),
         ("backscroll.daemon", "ours at info"),
     ]
+
+
+def test_a_librarys_python_warning_is_a_json_line_too() -> None:
+    # (watchdog warns "Callback with id ... will be Overwritten" through the
+    # warnings module when a watch is placed again on a directory.)
+    code = (
+        "import warnings\n"
+        "from backscroll.daemon.logging import setup_logging\n"
+        "setup_logging('info', fmt='json')\n"
+        "warnings.warn('Callback with id 7 will be Overwritten', RuntimeWarning)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    lines = [json.loads(line) for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, done.stderr
+    assert lines[0]["logger"] == "py.warnings" and "Overwritten" in lines[0]["msg"]

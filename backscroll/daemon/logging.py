@@ -102,3 +102,6 @@ def setup_logging(
     handler.backscroll = True  # type: ignore[attr-defined]
     others.addHandler(handler)
     others.setLevel(max(logging.WARNING, root.level))
+    # A library's `warnings.warn` (watchdog: "Callback with id ... will be
+    # Overwritten") is a log line too, not a bare line among the JSON ones.
+    logging.captureWarnings(True)
