@@ -50,7 +50,7 @@ def query(
     cfg: Config, method: str, params: dict[str, Any], timeout: float = 60.0
 ) -> dict[str, Any]:
     """The method's result as a dict, with ``"daemon": true|false`` saying who answered."""
-    client = try_connect(cfg.socket_path(), timeout)
+    client = try_connect(cfg.socket_path(), timeout, db=cfg.db_path())
     if client is not None:
         return _ask(client, method, params)
     return _direct(cfg, method, params)
@@ -82,14 +82,14 @@ def query_fast(
     there is no config file (the common case): the CLI's fast path. ``cfg`` is
     the config when the caller has already loaded it."""
     socket: str | Path
-    if cfg is not None:
-        socket = cfg.socket_path()
-    elif needs_config(config_file):
+    db: str | Path
+    if cfg is None and needs_config(config_file):
         cfg = load_config(config_file)
-        socket = cfg.socket_path()
+    if cfg is not None:
+        socket, db = cfg.socket_path(), cfg.db_path()
     else:
-        socket = paths.socket_path_text()
-    client = try_connect(socket, timeout)
+        socket, db = paths.socket_path_text(), os.path.join(paths.data_dir_text(), "index.db")
+    client = try_connect(socket, timeout, db=db)
     if client is not None:
         return _ask(client, method, params)
     return _direct(cfg or load_config(config_file), method, params)

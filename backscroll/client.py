@@ -107,6 +107,8 @@ def check_socket(path: str) -> None:
 class Client:
     def __init__(self, path: Path | str, timeout: float = 60.0) -> None:
         self.path = path
+        #: The index the daemon serves (None from a daemon too old to say).
+        self.served_db: str | None = None
         self.timeout = timeout
         self._sock: socket.socket | None = None
         self._buf = b""
@@ -139,7 +141,9 @@ class Client:
             raise _untrusted(path, f"the process serving it runs as uid {uid}, not {os.getuid()}")
         self._sock = sock
         self._buf = b""
-        self.call("hello", {"protocol": protocol.PROTOCOL_VERSION})
+        hello = self.call("hello", {"protocol": protocol.PROTOCOL_VERSION})
+        served = hello.get("db") if isinstance(hello, dict) else None
+        self.served_db = served if isinstance(served, str) else None
         sock.settimeout(self.timeout)
 
     def close(self) -> None:
@@ -191,11 +195,15 @@ def warn_stderr(message: str) -> None:
 
 
 def try_connect(
-    path: Path | str, timeout: float = 60.0, warn: Callable[[str], None] | None = warn_stderr
+    path: Path | str,
+    timeout: float = 60.0,
+    warn: Callable[[str], None] | None = warn_stderr,
+    db: Path | str | None = None,
 ) -> Client | None:
     """A connected client, or None when no daemon (of this user's) answers at
     ``path`` in time, or it is too busy: the caller reads the index directly.
-    A socket that fails the ownership checks is reported through ``warn``."""
+    A socket that fails the ownership checks is reported through ``warn``, and
+    so is a daemon serving another index than ``db`` (when given)."""
     client = Client(path, timeout)
     try:
         client.connect()
@@ -210,4 +218,22 @@ def try_connect(
         if exc.code == protocol.BUSY:
             return None
         raise
+    other = other_index(client, db)
+    if other is not None:
+        client.close()
+        if warn is not None:
+            warn(other)
+        return None
     return client
+
+
+def other_index(client: Client, db: Path | str | None) -> str | None:
+    """Why ``client``'s daemon is not the one for index ``db``, or None when it is."""
+    served = client.served_db
+    if db is None or served is None or os.path.realpath(served) == os.path.realpath(db):
+        return None
+    return (
+        f"the daemon at {client.path} serves another index ({served}), not {db}; "
+        "answering from this one directly. Give each HOME its own XDG_RUNTIME_DIR, "
+        "or set BACKSCROLL_SOCKET"
+    )

@@ -281,7 +281,12 @@ def _daemon(cfg: Config) -> list[Finding]:
         return out
     except BackscrollError:
         pass  # no socket: said below
-    client = try_connect(sock, timeout=5, warn=None)
+    said: list[str] = []
+    client = try_connect(sock, timeout=5, warn=said.append, db=cfg.db_path())
+    if client is None and said:  # a daemon for another index (another HOME)
+        fix = "give each HOME its own XDG_RUNTIME_DIR, or set BACKSCROLL_SOCKET, then start one"
+        out.append(Finding("daemon", "fail", said[0], fix))
+        return out
     if client is None:
         out.append(
             Finding(

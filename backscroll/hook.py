@@ -251,7 +251,7 @@ def search_index(config_path: str | None) -> Search:
         from backscroll.client import try_connect
 
         socket_path, db = locations(config_path)
-        client = try_connect(socket_path, DAEMON_TIMEOUT, warn=_warn_untrusted)
+        client = try_connect(socket_path, DAEMON_TIMEOUT, warn=_warn_untrusted, db=db)
         if client is not None:
             with client:
                 try:

@@ -131,17 +131,22 @@ def config_path() -> Path:
     return Path(config_path_text())
 
 
-def data_dir() -> Path:
+def data_dir_text() -> str:
     """``$BACKSCROLL_HOME``, else ``$XDG_DATA_HOME/backscroll`` (macOS: Application Support)."""
-    from pathlib import Path
-
     explicit = _env("BACKSCROLL_HOME")
     if explicit:
-        return Path(explicit)
+        return explicit
     if sys.platform == "darwin":
-        return Path(_home()) / "Library" / "Application Support" / "backscroll"
+        return os.path.join(_home(), "Library", "Application Support", "backscroll")
     base = _env("XDG_DATA_HOME") or os.path.join(_home(), ".local", "share")
-    return Path(base) / "backscroll"
+    return os.path.join(base, "backscroll")
+
+
+def data_dir() -> Path:
+    """:func:`data_dir_text` as a ``Path``."""
+    from pathlib import Path
+
+    return Path(data_dir_text())
 
 
 def socket_path() -> Path:

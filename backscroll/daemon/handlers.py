@@ -83,7 +83,14 @@ Method = Callable[[DaemonContext, Any], Awaitable[Any]]
 async def hello(ctx: DaemonContext, params: Any) -> Any:
     version = params.get("protocol") if isinstance(params, dict) else None
     protocol.check_version(version)
-    return {"protocol": protocol.PROTOCOL_VERSION, "version": __version__, "pid": os.getpid()}
+    return {
+        "protocol": protocol.PROTOCOL_VERSION,
+        "version": __version__,
+        "pid": os.getpid(),
+        # The index it serves: a client of another (a second HOME under the same
+        # uid, sharing /tmp's socket) answers from its own instead.
+        "db": str(ctx.worker.indexer.writer.path),
+    }
 
 
 async def status(ctx: DaemonContext, params: Any) -> Any:
