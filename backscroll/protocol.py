@@ -138,6 +138,10 @@ class SearchParams:
         params = cls(**clean)
         _check(params.limit <= MAX_SEARCH_LIMIT, f"limit must be at most {MAX_SEARCH_LIMIT}")
         _check(params.context <= 50, "context must be at most 50")
+        _check(
+            params.since is None or params.until is None or params.since < params.until,
+            "since must be before until (no turn can be in that window); swap the dates",
+        )
         return params
 
     def to_dict(self) -> dict[str, Any]:

@@ -19,6 +19,12 @@ class Reason(TypedDict, total=False):
     phrase: bool
     days: float | int | None
     older: int
+    #: no_match_in_window: matches after --until, and the filters that cut them
+    #: ("since", "since_days", "until").
+    newer: int
+    cut_by: list[str]
+    #: no_such_session: the hosts holding that id, when another was asked for.
+    elsewhere: list[str]
     filters: list[str]
     some: int
     shown: int

@@ -24,6 +24,8 @@ _CLI = {
     "role": "--role",
     "session": "--session",
     "since_days": "--since-days",
+    "since": "--since",
+    "until": "--until",
     "any": "--any",
     "limit": "--limit",
     "max_total_chars": "--max-total-chars",
@@ -120,10 +122,17 @@ def _filters(r: Mapping[str, Any], n: Mapping[str, str], g: Mapping[str, Any], d
 def _window(r: Mapping[str, Any], n: Mapping[str, str], g: Mapping[str, Any], d: object) -> str:
     days = r.get("days")
     window = f"the last {days:g} days" if isinstance(days, int | float) else "the date window"
-    flag = n.get("since_days", "the date filter")
+    counts = []
+    if r.get("older"):
+        counts.append(f"{r.get('older')} match(es) are older")
+    if r.get("newer"):
+        counts.append(f"{r.get('newer')} are newer")
+    # The filters that cut them (an old reply without ``cut_by``: the days).
+    cut = r.get("cut_by") or (["since_days"] if days is not None else [])
+    flags = _join([n.get(f, "the dates") for f in dict.fromkeys(cut)]) or "the dates"
     return (
-        f"no match for {r.get('words')!r} in {window}; {r.get('older')} match(es) are older — "
-        f"widen or drop {flag if days is not None else 'the dates'}"
+        f"no match for {r.get('words')!r} in {window}; {' and '.join(counts) or 'some match'}"
+        f" — widen or drop {flags}"
     )
 
 
@@ -185,7 +194,18 @@ def _several_hosts(
 
 
 def _no_session(r: Mapping[str, Any], n: Mapping[str, str], g: Mapping[str, Any], d: object) -> str:
-    how = "`backscroll sessions`" if n is _CLI else "list_sessions" if n is _MCP else "Sessions"
+    elsewhere = r.get("elsewhere")
+    if elsewhere and g.get("host"):
+        flag = n.get("host", "host")
+        return (
+            f"no session id starts with {r.get('session')!r} on {g.get('host')}; it is on "
+            f"{', '.join(elsewhere)}: give that {flag}, or drop it"
+        )
+    how = (
+        "`backscroll sessions`"
+        if n.get("host") == "--host"
+        else ("list_sessions" if n is _MCP else "Sessions")
+    )
     return f"no session id starts with {r.get('session')!r}; list them with {how}"
 
 
@@ -193,8 +213,9 @@ def _no_sessions(
     r: Mapping[str, Any], n: Mapping[str, str], g: Mapping[str, Any], d: object
 ) -> str:
     narrowed = any(g.get(k) is not None for k in ("host", "project", "since_days", "session"))
-    head = "no sessions match; drop filters" if narrowed else "no sessions indexed yet"
-    return f"{head} or check `backscroll status`"
+    if narrowed:
+        return "no sessions match these filters; drop some to see more"
+    return "no sessions indexed yet; `backscroll status` shows what is being indexed"
 
 
 def _past_end(r: Mapping[str, Any], n: Mapping[str, str], g: Mapping[str, Any], d: object) -> str:

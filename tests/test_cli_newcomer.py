@@ -367,3 +367,45 @@ def test_forget_of_an_unknown_host_names_each_known_host_once(indexed: Path) -> 
 def test_search_limit_below_one_is_refused_not_read_as_the_default(indexed: Path) -> None:
     done = _cli("search", "phoenix", "--limit", "0")
     assert done.returncode == 2 and "--limit: must be at least 1" in done.stderr
+
+
+def test_show_with_the_wrong_host_names_the_host_the_session_is_on(indexed: Path) -> None:
+    done = _cli("show", CLAUDE_SID[:4], "--host", "codex")
+    assert done.returncode == 1
+    said = done.stdout + done.stderr
+    assert "on codex; it is on claude-code: give that --host, or drop it" in said
+
+
+def test_sessions_on_an_empty_index_says_so_in_one_sentence(isolated_home: Path) -> None:
+    assert _cli("index").returncode == 0
+    done = _cli("sessions")
+    said = done.stdout + done.stderr
+    assert "no sessions indexed yet; `backscroll status` shows what is being indexed" in said
+    narrowed = _cli("sessions", "--host", "codex")
+    assert "no sessions match these filters; drop some to see more" in (
+        narrowed.stdout + narrowed.stderr
+    )
+
+
+def test_a_date_filter_that_hid_every_match_is_named_with_its_side(indexed: Path) -> None:
+    # The session's turns are from 2026-02-10.
+    before = _cli("search", "phoenix", "--until", "2026-02-10")
+    assert before.returncode == 1
+    assert "are newer — widen or drop --until" in before.stdout, before.stdout
+    both = _cli("search", "phoenix", "--since-days", "4000", "--since", "2026-03-01")
+    assert both.returncode == 1
+    assert "are older — widen or drop --since" in both.stdout, both.stdout
+    assert "--since-days" not in both.stdout  # the later start is the one that cut them
+    days = _cli("search", "phoenix", "--since-days", "1")
+    assert "in the last 1 days" in days.stdout and "widen or drop --since-days" in days.stdout
+
+
+def test_a_date_window_that_ends_before_it_starts_is_refused(indexed: Path) -> None:
+    done = _cli("search", "phoenix", "--since", "2026-02-11", "--until", "2026-02-01")
+    assert done.returncode == 2
+    assert "since must be before until" in done.stdout + done.stderr
+
+
+def test_a_prefix_search_that_missed_is_named_with_its_star(indexed: Path) -> None:
+    done = _cli("search", "zzq*")
+    assert done.returncode == 1 and "no match for 'zzq*'" in done.stdout, done.stdout

@@ -47,6 +47,11 @@ class Parsed:
         """The words to find, in order (for messages, highlighting and rarity)."""
         return [t.text for group in self.groups for t in group]
 
+    @property
+    def as_typed(self) -> str:
+        """The words to find as the user typed them (``pars*`` keeps its star), for messages."""
+        return " ".join(t.text + ("*" if t.prefix else "") for g in self.groups for t in g)
+
     def only_exclusions(self) -> bool:
         """Whether the query has words to leave out and none to find."""
         return not self.groups and bool(self.exclude)

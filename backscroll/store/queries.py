@@ -172,6 +172,14 @@ def session(p: SessionParams) -> Statements[SessionReply]:
         return _no_session("session_in_several_hosts", p, hosts=[r[1] for r in exact])
     if exact:
         found = exact
+    if not found and p.host:  # on another host? (say so rather than "no such id")
+        other = yield (
+            "SELECT DISTINCT host FROM sessions WHERE session_id LIKE ? ESCAPE '\\'"
+            " ORDER BY host LIMIT 6",
+            (like_prefix(p.session),),
+        )
+        if other:
+            return _no_session("no_such_session", p, elsewhere=[str(h[0]) for h in other])
     if not found:
         return _no_session("no_such_session", p)
     if len(found) > 1:

@@ -217,16 +217,39 @@ def _explain_empty(
     p: SearchParams, parsed: match.Parsed, fts: bool, now: float
 ) -> Generator[tuple[str, tuple[Any, ...]], list[Row], Reason]:
     """Why nothing matched, as a code with fields (the clients word it)."""
-    words = " ".join(parsed.terms)
-    if p.since_days is not None or p.since is not None:
-        wider = SearchParams(**{**p.to_dict(), "since_days": None, "since": None})
-        ids, total = yield from _ranked(wider, parsed, p.any, fts, now)
-        if ids:
+    words = parsed.as_typed
+    starts: list[tuple[float, str]] = []
+    if p.since is not None:
+        starts.append((p.since, "since"))
+    if p.since_days is not None:
+        starts.append((now - p.since_days * 86400, "since_days"))
+    if starts or p.until is not None:
+        undated = {**p.to_dict(), "since_days": None, "since": None, "until": None}
+        older = newer = 0
+        binding: list[str] = []
+        if starts:
+            start, name = max(starts)  # the later start is the one that cuts
+            before = SearchParams(**{**undated, "until": start})
+            found, older = yield from _ranked(before, parsed, p.any, fts, now)
+            if found:
+                binding.append(name)
+            else:
+                older = 0
+        if p.until is not None:
+            after = SearchParams(**{**undated, "since": p.until})
+            found, newer = yield from _ranked(after, parsed, p.any, fts, now)
+            if found:
+                binding.append("until")
+            else:
+                newer = 0
+        if older or newer:
             return {
                 "code": "no_match_in_window",
                 "words": words,
-                "days": p.since_days,
-                "older": total,
+                "days": p.since_days if "since_days" in binding else None,
+                "older": older,
+                "newer": newer,
+                "cut_by": binding,
             }
     narrowed = [
         name for name in ("host", "project", "role", "session") if getattr(p, name) is not None

@@ -100,6 +100,8 @@ def test_no_match_in_the_window_says_how_many_are_older(writer: IndexWriter) -> 
         "words": "pelican",
         "days": 7,
         "older": 1,
+        "newer": 0,
+        "cut_by": ["since_days"],
     }
     assert "last 7 days" in result["message"] and "1 match(es) are older" in result["message"]
 
