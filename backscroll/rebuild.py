@@ -60,10 +60,18 @@ def rebuild(
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise BackscrollError(
-                f"a backscroll daemon (or another rebuild) holds {db}; stop it first "
-                "(`systemctl --user stop backscroll`), then run `backscroll index --rebuild` again"
-            ) from None
+            from backscroll.service import stop_hint
+
+            try:
+                holder = json.loads(os.read(fd, 4096) or b"{}")
+            except (OSError, ValueError):
+                holder = {}
+            if isinstance(holder, dict) and "rebuild" in holder:
+                what = f"another rebuild (pid {holder['rebuild']}) holds {db}; wait for it"
+            else:
+                pid = holder.get("pid") if isinstance(holder, dict) else None
+                what = f"a backscroll daemon holds {db}; stop it first ({stop_hint(pid)})"
+            raise BackscrollError(f"{what}, then run `backscroll index --rebuild` again") from None
         os.ftruncate(fd, 0)
         os.write(fd, json.dumps({"rebuild": os.getpid()}).encode())
         remove_index(built)  # what a crashed rebuild left

@@ -313,6 +313,21 @@ def manager_reachable(platform: Platform, probe: Runner = _quiet) -> bool:
     return probe(["systemctl", "--user", "show-environment"]) == 0
 
 
+def stop_hint(pid: object = None) -> str:
+    """How to stop a running daemon: through its service manager when the
+    service is installed, else by its pid."""
+    kill = f"`kill {pid}`" if isinstance(pid, int) else "stop the `backscroll daemon` you started"
+    platform = detect_platform()
+    if not service_path(platform).exists():
+        return kill
+    manager = (
+        f"launchctl bootout {_gui()}/{LABEL}"
+        if platform == "launchd"
+        else "systemctl --user stop backscroll"
+    )
+    return f"`{manager}` (or {kill} for one started by hand)"
+
+
 def _gui() -> str:
     return f"gui/{os.getuid()}"
 

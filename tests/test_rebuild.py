@@ -12,6 +12,7 @@ import pytest
 
 from backscroll import cli, direct
 from backscroll.config import Config
+from tests.conftest import DaemonFactory
 from tests.daemon.harness import dump_turns, populate, run_cli
 
 
@@ -96,3 +97,13 @@ def test_doctor_fixes_an_unranked_index_with_a_rebuild_not_by_moving_it_aside(
     fix = found["index fts"]["fix"]
     assert found["index fts"]["status"] == "warn"
     assert "backscroll index --rebuild" in fix and "aside" not in fix
+
+
+def test_a_rebuild_beside_a_daemon_started_by_hand_says_to_stop_it_by_its_pid(
+    tmp_path: Path, daemon_factory: DaemonFactory
+) -> None:
+    d = daemon_factory()  # no service installed in this HOME
+    done = run_cli(tmp_path, "index", "--rebuild")
+    assert done.returncode != 0
+    assert f"`kill {d.pid}`" in done.stderr, done.stderr
+    assert "systemctl" not in done.stderr

@@ -115,10 +115,12 @@ class Lock:
             except ValueError:
                 info = {}
             os.close(fd)
+            from backscroll.service import stop_hint
+
             raise AlreadyRunning(
                 f"another backscroll daemon (pid {info.get('pid', '?')}) already serves "
                 f"{self.path.parent} on {info.get('socket', '?')}; stop it first "
-                "(`systemctl --user stop backscroll` or kill that pid)"
+                f"({stop_hint(info.get('pid'))})"
             ) from None
         os.ftruncate(fd, 0)
         os.write(fd, json.dumps({"pid": os.getpid(), "socket": str(socket_path)}).encode())
