@@ -474,9 +474,18 @@ def _parse_lines(tail: Tail, lines: Iterator[Line]) -> Iterator[tuple[Line, Any]
         try:
             obj = loads(line.raw)
         except (ValueError, RecursionError) as exc:
-            if line is tail.unterminated:
-                return  # still being written after all: left for next time
             padded = _after_nul_padding(line)
+            if line is tail.unterminated:
+                # Still being written after all (left for next time), unless it is
+                # a whole record after a crash's NUL padding.
+                whole = _loads_or_none(padded.raw) if padded is not None and padded.raw else None
+                if padded is not None and whole is not None:
+                    tail.problems.append(Problem(
+                        f"{padded.offset - line.offset} NUL bytes (left by a crash) skipped",
+                        line.number, line.offset))  # fmt: skip
+                    tail.take(line)
+                    yield padded, whole[0]
+                return
             if padded is not None:
                 # A crash left the file's preallocated tail as NUL bytes and the
                 # host went on writing after them: the record that follows counts.
@@ -503,6 +512,14 @@ def _parse_lines(tail: Tail, lines: Iterator[Line]) -> Iterator[tuple[Line, Any]
             continue
         tail.take(line)
         yield line, obj
+
+
+def _loads_or_none(raw: bytes) -> tuple[Any] | None:
+    """``(value,)`` when ``raw`` parses, else None."""
+    try:
+        return (loads(raw),)
+    except (ValueError, RecursionError):
+        return None
 
 
 def _after_nul_padding(line: Line) -> Line | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -170,3 +172,23 @@ def test_a_record_after_nul_padding_left_by_a_crash_is_read(tmp_path: Path) -> N
         "10 NUL bytes (left by a crash) skipped",
     ]
     assert tail.end == path.stat().st_size
+
+
+def test_a_settled_last_line_after_nul_padding_is_read_without_its_newline(
+    tmp_path: Path,
+) -> None:
+    # (The host's last record after a crash's padding, its newline not written.)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b'{"n": 1}\n' + b"\x00" * 64 + b'{"n": 2}')
+    old = time.time() - 60
+    os.utime(path, (old, old))  # quiet for a minute: settled
+    tail, lines = tail_jsonl(path, None, ReaderOptions())
+    assert [obj for _, obj in lines] == [{"n": 1}, {"n": 2}]
+    assert [p.message for p in tail.problems] == ["64 NUL bytes (left by a crash) skipped"]
+    assert tail.end == path.stat().st_size
+    padding_only = tmp_path / "p.jsonl"  # preallocated, nothing after it yet: wait
+    padding_only.write_bytes(b'{"n": 1}\n' + b"\x00" * 64)
+    os.utime(padding_only, (old, old))
+    tail, lines = tail_jsonl(padding_only, None, ReaderOptions())
+    assert [obj for _, obj in lines] == [{"n": 1}]
+    assert tail.end == 9
