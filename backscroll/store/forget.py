@@ -102,6 +102,7 @@ def forget(writer: IndexWriter, sel: Selection, *, exclude: bool = False) -> For
             args,
         ).fetchall()
         copies = _Copies.collect(writer, where, args)
+        _remember(writer, where, args)
         report.turns = writer.conn.execute(
             f"DELETE FROM turns WHERE id IN (SELECT t.id FROM turns t"
             f" JOIN sessions s ON s.id = t.session WHERE {where})",
@@ -199,6 +200,37 @@ class _Copies:
                     "UPDATE files SET state = ? WHERE id = ?",
                     (json.dumps(cleaned, separators=(",", ":")), rowid),
                 )
+
+
+def _remember(writer: IndexWriter, where: str, args: list[Any]) -> None:
+    """Note, on each file, the keys of the turns about to be forgotten and the
+    file's size, mtime and inode: a re-read of the file while it is unchanged
+    (a new reader version reads every file again) leaves them out. Once the
+    file changes the note goes (README: not re-indexed unless it changes)."""
+    taken: dict[int, list[list[str]]] = {}
+    for file_id, sid, key in writer.conn.execute(
+        f"SELECT t.file, s.session_id, t.key FROM turns t JOIN sessions s ON s.id = t.session"
+        f" WHERE {where} AND t.file IS NOT NULL",
+        args,
+    ):
+        taken.setdefault(int(file_id), []).append([str(sid), str(key)])
+    for file_id, keys in taken.items():
+        row = writer.conn.execute(
+            "SELECT size, mtime_ns, inode, forgotten FROM files WHERE id = ?", (file_id,)
+        ).fetchone()
+        if row is None:
+            continue
+        stat = [int(row[0]), int(row[1]), int(row[2])]
+        try:
+            before = json.loads(row[3]) if row[3] else {}
+        except ValueError:
+            before = {}
+        if isinstance(before, dict) and before.get("stat") == stat:
+            keys = [*before.get("keys", []), *keys]
+        writer.conn.execute(
+            "UPDATE files SET forgotten = ? WHERE id = ?",
+            (json.dumps({"stat": stat, "keys": keys}, separators=(",", ":")), file_id),
+        )
 
 
 def _drop_memo_prose(writer: IndexWriter, file_id: int) -> None:

@@ -166,6 +166,13 @@ def _m7_fts_watermark(conn: sqlite3.Connection) -> None:
     fts.install_triggers(conn)
 
 
+def _m8_forgotten(conn: sqlite3.Connection) -> None:
+    """The turns ``forget`` took from a file, kept out of a re-read of that file
+    while it is unchanged (a new reader version reads every file again): JSON
+    ``{"stat": [size, mtime_ns, inode], "keys": [[session_id, key], ...]}``."""
+    conn.execute("ALTER TABLE files ADD COLUMN forgotten TEXT NOT NULL DEFAULT ''")
+
+
 #: Numbered migrations, applied in order; ``PRAGMA user_version`` records the last.
 MIGRATIONS: tuple[tuple[int, Migration], ...] = (
     (1, _m1_base),
@@ -175,6 +182,7 @@ MIGRATIONS: tuple[tuple[int, Migration], ...] = (
     (5, _m5_unreadable),
     (6, _m6_team_outbox),
     (7, _m7_fts_watermark),
+    (8, _m8_forgotten),
 )
 #: Newest schema this code knows: the last migration's number, never written
 #: by hand (a merge that renumbers migrations moves it too). A database newer

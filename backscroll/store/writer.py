@@ -56,6 +56,8 @@ class FileRow:
     tail_hash: str = ""
     #: The last try could not open the file (permissions, I/O): try again.
     unreadable: bool = False
+    #: What ``forget`` took from this file (schema._m8_forgotten), as stored.
+    forgotten: str = ""
 
     @property
     def fingerprint(self) -> tuple[int, int, int, int]:
@@ -89,7 +91,7 @@ class ApplyReport:
 
 _FILE_COLS = (
     "id, path, host, size, mtime_ns, inode, head_len, head_hash, position, state, "
-    "reader_version, missing, error, tail_hash, unreadable"
+    "reader_version, missing, error, tail_hash, unreadable, forgotten"
 )
 
 _UPSERT_TURN = """
@@ -158,7 +160,7 @@ RETURNING id
 
 def _row(values: tuple[Any, ...]) -> FileRow:
     (fid, path, host, size, mtime, inode, hlen, hhash, pos, state, rver, missing, err,
-     tail, unreadable) = values  # fmt: skip
+     tail, unreadable, forgotten) = values  # fmt: skip
     try:
         parsed = json.loads(state) if state else {}
     except ValueError:
@@ -166,7 +168,7 @@ def _row(values: tuple[Any, ...]) -> FileRow:
     return FileRow(
         int(fid), str(path), str(host), int(size), int(mtime), int(inode), int(hlen),
         str(hhash), int(pos), parsed if isinstance(parsed, dict) else {}, int(rver),
-        bool(missing), err, str(tail or ""), bool(unreadable),
+        bool(missing), err, str(tail or ""), bool(unreadable), str(forgotten or ""),
     )  # fmt: skip
 
 
@@ -285,12 +287,21 @@ class IndexWriter:
             if current != update.based_on:
                 return ApplyReport("conflict")
             result = update.result
-            file_id = self._save_file(row, update)
+            # What forget took from the file stays out while the file is as it
+            # was then (read again for a new reader version, say).
+            unchanged = (
+                row is not None
+                and bool(row.forgotten)
+                and (row.size, row.mtime_ns, row.inode) == _stat_key(update.stat)
+            )
+            file_id = self._save_file(row, update, keep_forgotten=unchanged)
             if result.unsupported:
                 return ApplyReport("unsupported")
+            if unchanged and row is not None:
+                update = _without_forgotten(update, row.forgotten)
             return self._write_turns(file_id, update, new_file=row is None)
 
-    def _save_file(self, row: FileRow | None, update: Update) -> int:
+    def _save_file(self, row: FileRow | None, update: Update, *, keep_forgotten: bool) -> int:
         st = update.stat
         result = update.result
         problems = len(result.problems)
@@ -311,8 +322,9 @@ class IndexWriter:
             "UPDATE files SET host = ?, size = ?, mtime_ns = ?, inode = ?, head_len = ?,"
             " head_hash = ?, position = ?, state = ?, reader_version = ?, indexed_at = ?,"
             " error = ?, tail_hash = ?, missing = 0, unreadable = 0,"
+            " forgotten = CASE WHEN ? THEN forgotten ELSE '' END,"
             " problems = CASE WHEN ? THEN ? ELSE problems + ? END WHERE id = ?",
-            (*values, update.fresh, problems, problems, row.id),
+            (*values, keep_forgotten, update.fresh, problems, problems, row.id),
         )
         return row.id
 
@@ -552,6 +564,29 @@ class IndexWriter:
     def checkpoint(self) -> None:
         self._refuse_if_corrupt()
         self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+def _without_forgotten(update: Update, stored: str) -> Update:
+    """``update`` less the turns ``forget`` took from its file (read again
+    unchanged, e.g. for a new reader version), and less the prose of its memo
+    when it dropped any (a title candidate may be a forgotten prompt). A
+    session left with no turn is not written either."""
+    try:
+        keys = {(str(k[0]), str(k[1])) for k in json.loads(stored).get("keys", [])}
+    except (ValueError, TypeError, AttributeError, IndexError):
+        return update  # (unreadable: as if nothing had been forgotten)
+    result = update.result
+    turns = tuple(t for t in result.turns if (t.session_id, t.key) not in keys)
+    if len(turns) == len(result.turns):
+        return update
+    gone = {t.session_id for t in result.turns} - {t.session_id for t in turns}
+    kept = dataclasses.replace(
+        result,
+        turns=turns,
+        sessions=tuple(s for s in result.sessions if s.session_id not in gone),
+        state=without_prose(dict(result.state)),
+    )
+    return dataclasses.replace(update, result=kept)
 
 
 def _stat_key(st: FileStat) -> tuple[int, int, int]:

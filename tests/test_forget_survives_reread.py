@@ -1,0 +1,100 @@
+"""What ``forget`` took (without ``--and-exclude``) stays out when backscroll
+itself reads the unchanged file again: a new reader version re-reads every
+file of its host from the start. Before, the forgotten turns came back."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+
+from backscroll import cli, config, direct
+from tests.daemon.harness import dump_turns
+
+FIXTURES = Path(__file__).parent / "fixtures"
+SID = "d6e0bada-1959-4eec-a9d2-0bfade768d8f"
+OTHER = "5f3c1a2b-0000-4000-8000-000000000001"
+
+
+def _setup(home: Path) -> None:
+    project = home / ".claude" / "projects" / "-p"
+    project.mkdir(parents=True)
+    shutil.copy(FIXTURES / "claude-code" / "spotter-tool_heavy.jsonl", project / f"{SID}.jsonl")
+    text = (FIXTURES / "claude-code" / "spotter-tool_heavy.jsonl").read_text()
+    (project / f"{OTHER}.jsonl").write_text(text.replace(SID, OTHER))
+
+
+def _reader_version_bumped(db: Path) -> None:
+    """What a new release's reader version does: every file of the host is read
+    again from the start at the next pass."""
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute("UPDATE files SET reader_version = 0")
+    conn.close()
+
+
+def _sessions(db: Path) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for _host, sid, *_ in dump_turns(db):
+        out[sid] = out.get(sid, 0) + 1
+    return out
+
+
+def test_a_forgotten_session_stays_out_of_a_reread_of_its_unchanged_file(
+    isolated_home: Path,
+) -> None:
+    _setup(isolated_home)
+    cfg = config.load()
+    direct.index(cfg)
+    db = cfg.db_path()
+    before = _sessions(db)
+    assert cli.main(["forget", "--session", SID]) == 0
+    _reader_version_bumped(db)
+    summary, _ = direct.index(cfg)
+    assert summary.files_changed == 2  # both files were read again
+    assert _sessions(db) == {OTHER: before[OTHER]}
+    assert SID not in {s["session_id"] for s in direct.query(cfg, "sessions", {})["sessions"]}
+
+
+def test_turns_forgotten_before_a_date_stay_out_and_the_rest_stays_in(
+    isolated_home: Path,
+) -> None:
+    _setup(isolated_home)
+    cfg = config.load()
+    direct.index(cfg)
+    db = cfg.db_path()
+    before = _sessions(db)
+    assert cli.main(["forget", "--session", SID, "--before", "2026-02-10T22:59:00Z"]) == 0
+    kept = _sessions(db)[SID]
+    assert 0 < kept < before[SID]
+    _reader_version_bumped(db)
+    direct.index(cfg)
+    assert _sessions(db) == {SID: kept, OTHER: before[OTHER]}
+
+
+def test_once_the_file_changes_the_note_of_what_was_forgotten_goes(isolated_home: Path) -> None:
+    _setup(isolated_home)
+    cfg = config.load()
+    direct.index(cfg)
+    assert cli.main(["forget", "--session", SID]) == 0
+    path = isolated_home / ".claude" / "projects" / "-p" / f"{SID}.jsonl"
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write("\n")  # the host touched it: an append, read from where it stopped
+    direct.index(cfg)
+    conn = sqlite3.connect(cfg.db_path())
+    notes = dict(conn.execute("SELECT path, forgotten FROM files").fetchall())
+    conn.close()
+    assert notes[str(path)] == ""
+
+
+def test_a_rebuild_still_reads_again_what_was_forgotten(isolated_home: Path) -> None:
+    # (The README: `index --rebuild` re-reads every transcript that still exists,
+    # the way back after `exclusions remove`; --and-exclude is what keeps out.)
+    _setup(isolated_home)
+    cfg = config.load()
+    direct.index(cfg)
+    db = cfg.db_path()
+    before = _sessions(db)
+    assert cli.main(["forget", "--session", SID]) == 0
+    assert cli.main(["index", "--rebuild"]) == 0
+    assert _sessions(db) == before
