@@ -299,15 +299,16 @@ FILTER_OPTIONS: tuple[Option, ...] = (
 
 
 def _at_least_one(text: str) -> int:
-    import argparse
-
     try:
         n = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
-    return n
+        n = None
+    if n is not None and n >= 1:
+        return n
+    import argparse  # (only to say what is wrong: not on the search fast path)
+
+    got = f"not a whole number: {text!r}" if n is None else f"must be at least 1, got {n}"
+    raise argparse.ArgumentTypeError(got)
 
 
 SEARCH_OPTIONS: tuple[Option, ...] = (

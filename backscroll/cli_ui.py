@@ -20,12 +20,18 @@ def cmd_ui(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from backscroll import config as config_mod
-    from backscroll.client import Client, RemoteError
+    from backscroll.client import Client, RemoteError, other_index
     from backscroll.errors import BackscrollError
 
     cfg = config_mod.load(Path(args.config) if getattr(args, "config", None) else None)
     try:
         with Client(cfg.socket_path(), timeout=30) as client:
+            other = other_index(client, cfg.db_path())
+            if other is not None:  # (its viewer would show another HOME's index)
+                raise BackscrollError(
+                    other.split("; answering")[0] + "; start a daemon for "
+                    "this one (give each HOME its own XDG_RUNTIME_DIR)"
+                )
             info = client.call("ui", {})
     except RemoteError as exc:
         raise BackscrollError(exc.message) from None

@@ -283,8 +283,12 @@ def _daemon(cfg: Config) -> list[Finding]:
         pass  # no socket: said below
     said: list[str] = []
     client = try_connect(sock, timeout=5, warn=said.append, db=cfg.db_path())
-    if client is None and said:  # a daemon for another index (another HOME)
-        fix = "give each HOME its own XDG_RUNTIME_DIR, or set BACKSCROLL_SOCKET, then start one"
+    if client is None and said:  # a daemon for another index (another HOME), or not ours
+        fix = (
+            "give each HOME its own XDG_RUNTIME_DIR, or set BACKSCROLL_SOCKET, then start one"
+            if "serves another index" in said[0]
+            else None
+        )
         out.append(Finding("daemon", "fail", said[0], fix))
         return out
     if client is None:

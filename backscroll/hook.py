@@ -266,9 +266,11 @@ def search_index(config_path: str | None) -> Search:
 
 
 def _warn_untrusted(message: str) -> None:
-    """A socket that failed the ownership checks, as a JSON log line on stderr (the
-    hook's stdout is the agent's context: nothing from that socket reaches it)."""
-    line = {"level": "warning", "event": "untrusted_socket", "error": message}
+    """A socket that failed the ownership checks, or whose daemon serves another
+    index, as a JSON log line on stderr (the hook's stdout is the agent's
+    context: nothing from that socket reaches it)."""
+    event = "other_index" if "serves another index" in message else "untrusted_socket"
+    line = {"level": "warning", "event": event, "error": message}
     with contextlib.suppress(Exception):
         sys.stderr.write(json.dumps(line) + "\n")
 

@@ -9,6 +9,7 @@ things.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -141,6 +142,12 @@ class SearchParams:
         _check(
             params.since is None or params.until is None or params.since < params.until,
             "since must be before until (no turn can be in that window); swap the dates",
+        )
+        _check(
+            params.since_days is None
+            or params.until is None
+            or time.time() - params.since_days * 86400 < params.until,
+            "since_days starts after until (no turn can be in that window); widen or drop one",
         )
         return params
 

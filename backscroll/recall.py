@@ -182,7 +182,7 @@ def frame_search(
     # The same turn in several sessions (a fork, a resumed or migrated chat) is shown once.
     copies = int(result.get("duplicates") or 0)
     if copies:
-        tally += f"; {copies} more the same as a turn shown (in another session)"
+        tally += f"; {copies} more the same as a turn shown"
     if total - copies > shown:
         tally += (
             f"; {total - copies - shown} more not shown (size and count limits) — narrow with "

@@ -118,7 +118,7 @@ def test_a_daemon_served_search_ends_without_loading_logging_or_argparse(
         "    print('loaded:', *loaded, file=sys.stderr)\n"
         "    real_exit(code)\n"
         "os._exit = exit_\n"
-        "sys.argv = ['backscroll', 'search', 'listing', 'files']\n"
+        "sys.argv = ['backscroll', 'search', 'listing', 'files', '--limit', '3']\n"
         "cli.entry()\n"
     )
     done = subprocess.run([sys.executable, "-c", script], env=env,

@@ -329,22 +329,26 @@ def _project_with_a_subdirectory(isolated_home: Path, tmp_path: Path) -> Path:
     return project
 
 
-def test_forget_here_from_a_subdirectory_forgets_that_projects_sessions(
+def test_forget_from_a_subdirectory_or_a_typo_under_a_project_forgets_nothing(
     isolated_home: Path, tmp_path: Path
 ) -> None:
-    # (The README: --project and --here from a subdirectory match that project's
-    # sessions, in every command.)
+    # Forgetting is not undone: a path inside a project (or a typo under one, or
+    # any directory under a home where a session was started) must not take the
+    # whole project. The project around it is named instead.
     project = _project_with_a_subdirectory(isolated_home, tmp_path)
-    dry = _cli("forget", "--here", "--dry-run", "--json", cwd=project / "lib")
-    assert dry.returncode == 0, dry.stdout + dry.stderr
-    assert json.loads(dry.stdout)["sessions"] == 1
-    done = _cli("forget", "--here", "--and-exclude", "--json", cwd=project / "lib")
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert json.loads(done.stdout)["sessions"] == 1
-    listed = _cli("exclusions", "--json")
-    assert str(project) in listed.stdout  # the project itself, not its subdirectory
-    assert str(project / "lib") not in listed.stdout
-    assert _cli("search", "phoenix").returncode == 1
+    for args, cwd in (
+        (("--here",), project / "lib"),
+        (("--project", str(project / "lib-typo"), "--and-exclude"), tmp_path),
+    ):
+        done = _cli("forget", *args, "--json", cwd=cwd)
+        assert done.returncode == 1, done.stdout + done.stderr
+        said = done.stdout + done.stderr
+        assert f"it is inside the indexed project '{project}'" in said
+        assert f"--project {project}" in said
+    assert json.loads(_cli("exclusions", "--json").stdout)["exclusions"] == []
+    assert _cli("search", "phoenix").returncode == 0  # nothing was forgotten
+    done = _cli("forget", "--here", "--json", cwd=project)  # the project itself: forgotten
+    assert done.returncode == 0 and json.loads(done.stdout)["sessions"] == 1
 
 
 def test_a_no_match_hint_names_here_when_the_project_was_given_so(
@@ -404,6 +408,9 @@ def test_a_date_window_that_ends_before_it_starts_is_refused(indexed: Path) -> N
     done = _cli("search", "phoenix", "--since", "2026-02-11", "--until", "2026-02-01")
     assert done.returncode == 2
     assert "since must be before until" in done.stdout + done.stderr
+    days = _cli("search", "phoenix", "--since-days", "1", "--until", "2026-05-01")
+    assert days.returncode == 2
+    assert "since_days starts after until" in days.stdout + days.stderr
 
 
 def test_a_prefix_search_that_missed_is_named_with_its_star(indexed: Path) -> None:

@@ -287,7 +287,7 @@ def test_many_hits_stay_within_the_configured_size_and_say_how_many_were_left_ou
     assert copies > 0
     assert (
         f"{shown} of {data['total']} matching turn(s) shown; {copies} more the same as a turn "
-        f"shown (in another session); {data['total'] - copies - shown} more not shown"
+        f"shown; {data['total'] - copies - shown} more not shown"
     ) in text
     assert all(len(h["excerpt"]) <= 300 + 40 for h in data["hits"])  # + the truncation marker
 

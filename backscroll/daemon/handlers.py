@@ -89,7 +89,7 @@ async def hello(ctx: DaemonContext, params: Any) -> Any:
         "pid": os.getpid(),
         # The index it serves: a client of another (a second HOME under the same
         # uid, sharing /tmp's socket) answers from its own instead.
-        "db": str(ctx.worker.indexer.writer.path),
+        "db": os.path.realpath(ctx.worker.indexer.writer.path),
     }
 
 

@@ -117,6 +117,11 @@ class Lock:
             os.close(fd)
             from backscroll.service import stop_hint
 
+            if isinstance(info, dict) and "rebuild" in info:
+                raise AlreadyRunning(
+                    f"`backscroll index --rebuild` (pid {info['rebuild']}) is rebuilding "
+                    f"{self.path.parent}; start the daemon once it is done"
+                ) from None
             raise AlreadyRunning(
                 f"another backscroll daemon (pid {info.get('pid', '?')}) already serves "
                 f"{self.path.parent} on {info.get('socket', '?')}; stop it first "

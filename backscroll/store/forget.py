@@ -305,11 +305,17 @@ def resolve(writer: IndexWriter, sel: Selection, known_hosts: tuple[str, ...]) -
     if sel.session is not None:
         sel = dataclasses.replace(sel, session=names.resolve_session(conn, sel.session, sel.host))
     if sel.project is not None:
+        # Exactly the project given: forgetting is not undone, and a path inside a
+        # project (or a typo under one) must not take the whole project with it.
+        # The project around it is named, to give instead.
         path = sel.project.rstrip("/") or "/"
-        project = names.project_at(conn, path, sel.host)
-        if project is None:
-            names.check_project(conn, path, sel.host)  # raises, naming the projects there are
-        sel = dataclasses.replace(sel, project=project)
+        around = names.project_at(conn, path, sel.host)
+        if around is not None and around != path:
+            raise names.NotFound(
+                f"no indexed session has the project {path!r}; it is inside the indexed "
+                f"project {around!r}: give `--project {around}` to forget that project"
+            )
+        names.check_project(conn, path, sel.host)  # raises, naming the projects there are
     return sel
 
 

@@ -398,7 +398,7 @@ class IndexWriter:
                 None if replace else self._session_rowids(update.host, dropped_sessions),
             )
             if report.turns_deleted:
-                self._retime(sessions, rowids)
+                self._retime(sessions, rowids, file_id)
         for sid in result.removed_sessions:
             self.conn.execute(
                 "DELETE FROM sessions WHERE host = ? AND session_id = ?"
@@ -407,11 +407,18 @@ class IndexWriter:
             )
         return report
 
-    def _retime(self, sessions: dict[str, Session], rowids: dict[str, int]) -> None:
+    def _retime(self, sessions: dict[str, Session], rowids: dict[str, int], file_id: int) -> None:
         """A session that lost turns (its transcript rewound or rewritten shorter)
         spans what this read found and the turns it still has, not the times it
-        had before: its first and last activity come from those alone."""
+        had before: its first and last activity come from those alone. Only for
+        a session this file alone holds: other files (a sub-agent's, a fork's)
+        gave it times from records that are not turns, which are not known here."""
         for sid, rowid in rowids.items():
+            elsewhere = self.conn.execute(
+                "SELECT 1 FROM turns WHERE session = ? AND file IS NOT ? LIMIT 1", (rowid, file_id)
+            ).fetchone()
+            if elsewhere:
+                continue
             s = sessions[sid]
             self.conn.execute(_RETIME_SESSION, (rowid, s.started_at, rowid, s.updated_at, rowid))
 

@@ -207,6 +207,26 @@ def test_a_second_daemon_on_the_same_data_dir_is_refused_naming_pid_and_socket(
     assert first.call("status", {})["daemon"]["pid"] == first.pid
 
 
+def test_a_daemon_started_during_a_rebuild_says_to_wait_for_the_rebuild(
+    tmp_path: Path, daemon_factory: DaemonFactory
+) -> None:
+    import fcntl
+
+    data = tmp_path / "data"
+    data.mkdir(mode=0o700)
+    fd = os.open(data / "daemon.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # what `index --rebuild` holds
+        os.write(fd, json.dumps({"rebuild": 4242}).encode())
+        d = daemon_factory(wait_ready=False)
+        assert d.wait(DEADLINE) != 0
+        err = d.stderr_text()
+    finally:
+        os.close(fd)
+    assert "index --rebuild` (pid 4242) is rebuilding" in err
+    assert "another backscroll daemon" not in err
+
+
 def test_a_stale_socket_left_by_a_kill_is_replaced_on_restart(
     daemon_factory: DaemonFactory,
 ) -> None:

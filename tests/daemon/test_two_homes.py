@@ -6,9 +6,11 @@ own (and says why), and doctor fails the daemon check with the fix."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
+from backscroll.wire import PROTOCOL_VERSION
 from tests.conftest import DaemonFactory
 from tests.daemon.harness import CLAUDE_FIXTURES, claude_user_line, run_cli, session_uuid
 
@@ -37,3 +39,10 @@ def test_a_daemon_of_another_index_on_the_shared_socket_is_not_used(
     assert "BACKSCROLL_SOCKET" in checks["daemon"]["fix"]
     own = run_cli(tmp_path, "search", "--json", "quetzalbarrow", env=shared)  # A: its daemon
     assert json.loads(own.stdout)["daemon"] is True
+
+
+def test_the_daemon_names_its_index_by_its_real_path(daemon_factory: DaemonFactory) -> None:
+    # (A relative BACKSCROLL_HOME: a client elsewhere must not read it against its own cwd.)
+    d = daemon_factory(env={"BACKSCROLL_HOME": "rel-data"})
+    hello = d.call("hello", {"protocol": PROTOCOL_VERSION})
+    assert hello["db"] == os.path.realpath(d.home / "rel-data" / "index.db")
