@@ -12,7 +12,11 @@ TYPE_CHECKING = False  # typing is not imported at run time: this is the CLI's h
 if TYPE_CHECKING:
     from typing import Any
 
-PROTOCOL_VERSION = 1
+#: Raised whenever a request or its meaning changes, so that a client and a
+#: daemon of different releases say "restart the daemon" instead of answering
+#: wrongly. 2: the query language (-word, NOT, OR, word*) is parsed by the daemon,
+#: and hello names the index it serves.
+PROTOCOL_VERSION = 2
 #: The most hits one search may ask for (``limit``; ``limits.max_hits`` in the config).
 MAX_SEARCH_LIMIT = 1000
 #: Version of the JSON result shapes (``"schema"`` in every ``--json`` output).
