@@ -135,16 +135,9 @@ def test_a_data_directory_that_is_a_file_is_named_with_the_fix(
 def test_project_paths_resolve_relative_and_here_works_from_a_subdirectory(
     isolated_home: Path, tmp_path: Path
 ) -> None:
-    project = tmp_path / "work" / "spotter"
-    (project / "lib" / "deep").mkdir(parents=True)
+    project = _project_with_a_subdirectory(isolated_home, tmp_path)
+    (project / "lib" / "deep").mkdir()
     (tmp_path / "work" / "other").mkdir()
-    claude = isolated_home / ".claude" / "projects" / "-work-spotter"
-    claude.mkdir(parents=True)
-    text = (FIXTURES / "claude-code" / "spotter-tool_heavy.jsonl").read_text()
-    (claude / f"{CLAUDE_SID}.jsonl").write_text(
-        text.replace("/home/marco/projects/spotter", str(project))
-    )
-    assert _cli("index").returncode == 0
     for cwd, args in (
         (project, ("--here",)),
         (project / "lib" / "deep", ("--here",)),

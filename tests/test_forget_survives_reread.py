@@ -33,6 +33,14 @@ def _reader_version_bumped(db: Path) -> None:
     conn.close()
 
 
+def _indexed(home: Path) -> tuple[config.Config, Path, dict[str, int]]:
+    """Two Claude Code sessions indexed: the config, the index, turns per session."""
+    _setup(home)
+    cfg = config.load()
+    direct.index(cfg)
+    return cfg, cfg.db_path(), _sessions(cfg.db_path())
+
+
 def _sessions(db: Path) -> dict[str, int]:
     out: dict[str, int] = {}
     for _host, sid, *_ in dump_turns(db):
@@ -43,11 +51,7 @@ def _sessions(db: Path) -> dict[str, int]:
 def test_a_forgotten_session_stays_out_of_a_reread_of_its_unchanged_file(
     isolated_home: Path,
 ) -> None:
-    _setup(isolated_home)
-    cfg = config.load()
-    direct.index(cfg)
-    db = cfg.db_path()
-    before = _sessions(db)
+    cfg, db, before = _indexed(isolated_home)
     assert cli.main(["forget", "--session", SID]) == 0
     _reader_version_bumped(db)
     summary, _ = direct.index(cfg)
@@ -59,11 +63,7 @@ def test_a_forgotten_session_stays_out_of_a_reread_of_its_unchanged_file(
 def test_turns_forgotten_before_a_date_stay_out_and_the_rest_stays_in(
     isolated_home: Path,
 ) -> None:
-    _setup(isolated_home)
-    cfg = config.load()
-    direct.index(cfg)
-    db = cfg.db_path()
-    before = _sessions(db)
+    cfg, db, before = _indexed(isolated_home)
     assert cli.main(["forget", "--session", SID, "--before", "2026-02-10T22:59:00Z"]) == 0
     kept = _sessions(db)[SID]
     assert 0 < kept < before[SID]
@@ -90,11 +90,7 @@ def test_once_the_file_changes_the_note_of_what_was_forgotten_goes(isolated_home
 def test_a_rebuild_still_reads_again_what_was_forgotten(isolated_home: Path) -> None:
     # (The README: `index --rebuild` re-reads every transcript that still exists,
     # the way back after `exclusions remove`; --and-exclude is what keeps out.)
-    _setup(isolated_home)
-    cfg = config.load()
-    direct.index(cfg)
-    db = cfg.db_path()
-    before = _sessions(db)
+    _, db, before = _indexed(isolated_home)
     assert cli.main(["forget", "--session", SID]) == 0
     assert cli.main(["index", "--rebuild"]) == 0
     assert _sessions(db) == before
