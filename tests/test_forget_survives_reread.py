@@ -9,7 +9,7 @@ import sqlite3
 from pathlib import Path
 
 from backscroll import cli, config, direct
-from tests.daemon.harness import dump_turns
+from tests.daemon.harness import claude_user_line, dump_turns
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SID = "d6e0bada-1959-4eec-a9d2-0bfade768d8f"
@@ -72,19 +72,54 @@ def test_turns_forgotten_before_a_date_stay_out_and_the_rest_stays_in(
     assert _sessions(db) == {SID: kept, OTHER: before[OTHER]}
 
 
-def test_once_the_file_changes_the_note_of_what_was_forgotten_goes(isolated_home: Path) -> None:
-    _setup(isolated_home)
-    cfg = config.load()
-    direct.index(cfg)
-    assert cli.main(["forget", "--session", SID]) == 0
+def test_an_append_in_between_does_not_bring_forgotten_turns_back_later(
+    isolated_home: Path,
+) -> None:
+    # (A live session: forget --before, the host appends, then a new release.)
+    cfg, db, before = _indexed(isolated_home)
+    assert cli.main(["forget", "--session", SID, "--before", "2026-02-10T22:59:00Z"]) == 0
+    kept = _sessions(db)[SID]
     path = isolated_home / ".claude" / "projects" / "-p" / f"{SID}.jsonl"
     with path.open("a", encoding="utf-8") as fh:
-        fh.write("\n")  # the host touched it: an append, read from where it stopped
+        fh.write(claude_user_line(SID, "u-later", "a later prompt"))
     direct.index(cfg)
-    conn = sqlite3.connect(cfg.db_path())
-    notes = dict(conn.execute("SELECT path, forgotten FROM files").fetchall())
-    conn.close()
-    assert notes[str(path)] == ""
+    assert _sessions(db)[SID] == kept + 1
+    _reader_version_bumped(db)
+    direct.index(cfg)
+    assert _sessions(db) == {SID: kept + 1, OTHER: before[OTHER]}
+
+
+def _stored(db: Path, sql: str) -> list[tuple[str, str]]:
+    conn = sqlite3.connect(db)
+    try:
+        return [(str(a), str(b)) for a, b in conn.execute(sql).fetchall()]
+    finally:
+        conn.close()
+
+
+def test_a_reread_writes_back_neither_a_forgotten_title_nor_memo_prose(
+    isolated_home: Path,
+) -> None:
+    cfg, db, _ = _indexed(isolated_home)
+    first_prompt = "start phoenix in background"
+    assert first_prompt in str(_stored(db, "SELECT path, state FROM files"))
+    assert cli.main(["forget", "--session", SID, "--before", "2026-02-10T22:59:00Z"]) == 0
+    _reader_version_bumped(db)
+    direct.index(cfg)
+    titles = dict(_stored(db, "SELECT session_id, coalesce(title, '') FROM sessions"))
+    assert first_prompt not in titles[SID]  # (forget cleared it; the re-read must not restore it)
+    memos = dict(_stored(db, "SELECT path, state FROM files"))
+    assert first_prompt not in next(m for p, m in memos.items() if SID in p)
+
+
+def test_the_note_holds_no_turn_key_as_it_is(isolated_home: Path) -> None:
+    # Some hosts' turn keys are hashes of the text: kept as they are, they would
+    # let whoever holds the index test guesses of what was forgotten.
+    _, db, _ = _indexed(isolated_home)
+    keys = [k for _, k in _stored(db, "SELECT key, key FROM turns")]
+    assert cli.main(["forget", "--session", SID]) == 0
+    notes = " ".join(n for _, n in _stored(db, "SELECT path, forgotten FROM files"))
+    assert notes.strip() and not any(k in notes for k in keys)
 
 
 def test_a_rebuild_still_reads_again_what_was_forgotten(isolated_home: Path) -> None:

@@ -166,7 +166,7 @@ def test_a_session_that_goes_on_after_forget_gets_its_next_prompt_as_title(
     assert run_cli(tmp_path, "index").returncode == 0
     assert run_cli(tmp_path, "forget", "--session", session_uuid(11)).returncode == 0
     write_session(
-        isolated_home, 11, [("user", "a new topic after forgetting", "2026-03-01T11:00:00Z")]
+        isolated_home, 11, [("user", "a new topic after forgetting", "2026-03-01T11:00:00Z")], 1
     )
     assert run_cli(tmp_path, "index").returncode == 0
     listed = json.loads(run_cli(tmp_path, "sessions", "--json").stdout)["sessions"]

@@ -36,12 +36,14 @@ def claude_entry(sid: str, uuid: str, text: str, when: str, kind: str = "user") 
     return json.dumps(entry) + "\n"
 
 
-def write_session(home: Path, n: int, entries: list[tuple[str, str, str]]) -> Path:
+def write_session(home: Path, n: int, entries: list[tuple[str, str, str]], first: int = 0) -> Path:
+    """Appends ``entries`` (kind, text, time) to session ``n``'s transcript; their
+    uuids count from ``first`` (a later call goes on from where the last ended)."""
     sid = session_uuid(n)
     path = home / ".claude" / "projects" / "-home-u-p" / f"{sid}.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a", encoding="utf-8") as fh:
-        for i, (kind, text, when) in enumerate(entries):
+        for i, (kind, text, when) in enumerate(entries, first):
             fh.write(claude_entry(sid, f"{n:08x}-1111-4000-8000-{i:012x}", text, when, kind))
     return path
 

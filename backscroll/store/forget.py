@@ -203,34 +203,38 @@ class _Copies:
 
 
 def _remember(writer: IndexWriter, where: str, args: list[Any]) -> None:
-    """Note, on each file, the keys of the turns about to be forgotten and the
-    file's size, mtime and inode: a re-read of the file while it is unchanged
-    (a new reader version reads every file again) leaves them out. Once the
-    file changes the note goes (README: not re-indexed unless it changes)."""
-    taken: dict[int, list[list[str]]] = {}
-    for file_id, sid, key in writer.conn.execute(
+    """Note, on each file, the turns about to be forgotten: a later read of the
+    file (a new reader version reads every file again; a database host reads its
+    newest session again) leaves them out. Kept as keyed hashes of (session id,
+    turn key) (backscroll.localkey: some hosts' keys are hashes of the text)."""
+    taken: dict[int, set[str]] = {}
+    rows = writer.conn.execute(
         f"SELECT t.file, s.session_id, t.key FROM turns t JOIN sessions s ON s.id = t.session"
         f" WHERE {where} AND t.file IS NOT NULL",
         args,
-    ):
-        taken.setdefault(int(file_id), []).append([str(sid), str(key)])
-    for file_id, keys in taken.items():
-        row = writer.conn.execute(
-            "SELECT size, mtime_ns, inode, forgotten FROM files WHERE id = ?", (file_id,)
-        ).fetchone()
+    ).fetchall()
+    if not rows:
+        return
+    mark = writer.forgotten_mark()
+    for file_id, sid, key in rows:
+        taken.setdefault(int(file_id), set()).add(mark(str(sid), str(key)))
+    for file_id, marks in taken.items():
+        row = writer.conn.execute("SELECT forgotten FROM files WHERE id = ?", (file_id,)).fetchone()
         if row is None:
             continue
-        stat = [int(row[0]), int(row[1]), int(row[2])]
-        try:
-            before = json.loads(row[3]) if row[3] else {}
-        except ValueError:
-            before = {}
-        if isinstance(before, dict) and before.get("stat") == stat:
-            keys = [*before.get("keys", []), *keys]
         writer.conn.execute(
             "UPDATE files SET forgotten = ? WHERE id = ?",
-            (json.dumps({"stat": stat, "keys": keys}, separators=(",", ":")), file_id),
+            (json.dumps(sorted(marks | forgotten_marks(str(row[0])))), file_id),
         )
+
+
+def forgotten_marks(stored: str) -> set[str]:
+    """The marks a file's ``forgotten`` column holds (nothing, if unreadable)."""
+    try:
+        marks = json.loads(stored) if stored else []
+    except ValueError:
+        return set()
+    return {str(m) for m in marks} if isinstance(marks, list) else set()
 
 
 def _drop_memo_prose(writer: IndexWriter, file_id: int) -> None:

@@ -167,9 +167,9 @@ def _m7_fts_watermark(conn: sqlite3.Connection) -> None:
 
 
 def _m8_forgotten(conn: sqlite3.Connection) -> None:
-    """The turns ``forget`` took from a file, kept out of a re-read of that file
-    while it is unchanged (a new reader version reads every file again): JSON
-    ``{"stat": [size, mtime_ns, inode], "keys": [[session_id, key], ...]}``."""
+    """The turns ``forget`` took from a file, kept out of its later reads (a new
+    reader version reads every file again): a JSON list of keyed hashes of
+    (session id, turn key) (store/forget.py)."""
     conn.execute("ALTER TABLE files ADD COLUMN forgotten TEXT NOT NULL DEFAULT ''")
 
 

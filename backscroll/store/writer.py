@@ -12,7 +12,7 @@ import dataclasses
 import json
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -179,6 +179,7 @@ class IndexWriter:
         self, path: Path, *, busy_timeout_ms: int = schema.BUSY_TIMEOUT_MS, check: bool = False
     ) -> None:
         self.path = path
+        self._forget_secret: bytes | None = None
         #: Set once SQLite has said the file is corrupt: nothing is written after.
         self.corrupt: DatabaseError | None = None
         schema.refuse_unusable(path, busy_timeout_ms, thorough=check)
@@ -287,21 +288,33 @@ class IndexWriter:
             if current != update.based_on:
                 return ApplyReport("conflict")
             result = update.result
-            # What forget took from the file stays out while the file is as it
-            # was then (read again for a new reader version, say).
-            unchanged = (
-                row is not None
-                and bool(row.forgotten)
-                and (row.size, row.mtime_ns, row.inode) == _stat_key(update.stat)
-            )
-            file_id = self._save_file(row, update, keep_forgotten=unchanged)
+            if row is not None and row.forgotten:
+                # What forget took from the file stays out of its later reads (a
+                # new reader version reads it again from the start), memo included.
+                update = _without_forgotten(update, row.forgotten, self.forgotten_mark())
+                result = update.result
+            file_id = self._save_file(row, update)
             if result.unsupported:
                 return ApplyReport("unsupported")
-            if unchanged and row is not None:
-                update = _without_forgotten(update, row.forgotten)
             return self._write_turns(file_id, update, new_file=row is None)
 
-    def _save_file(self, row: FileRow | None, update: Update, *, keep_forgotten: bool) -> int:
+    def forgotten_mark(self) -> Callable[[str, str], str]:
+        """(session id, turn key) -> the keyed hash that notes it as forgotten
+        (backscroll.localkey; the secret beside this index, made once)."""
+        if self._forget_secret is None:
+            from backscroll.localkey import machine_secret
+
+            self._forget_secret = machine_secret(self.path.parent)
+        secret = self._forget_secret
+
+        def mark(session_id: str, key: str) -> str:
+            from backscroll.localkey import keyed
+
+            return keyed(secret, f"forgotten\x00{session_id}\x00{key}")
+
+        return mark
+
+    def _save_file(self, row: FileRow | None, update: Update) -> int:
         st = update.stat
         result = update.result
         problems = len(result.problems)
@@ -322,9 +335,8 @@ class IndexWriter:
             "UPDATE files SET host = ?, size = ?, mtime_ns = ?, inode = ?, head_len = ?,"
             " head_hash = ?, position = ?, state = ?, reader_version = ?, indexed_at = ?,"
             " error = ?, tail_hash = ?, missing = 0, unreadable = 0,"
-            " forgotten = CASE WHEN ? THEN forgotten ELSE '' END,"
             " problems = CASE WHEN ? THEN ? ELSE problems + ? END WHERE id = ?",
-            (*values, keep_forgotten, update.fresh, problems, problems, row.id),
+            (*values, update.fresh, problems, problems, row.id),
         )
         return row.id
 
@@ -573,24 +585,29 @@ class IndexWriter:
         self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
-def _without_forgotten(update: Update, stored: str) -> Update:
-    """``update`` less the turns ``forget`` took from its file (read again
-    unchanged, e.g. for a new reader version), and less the prose of its memo
-    when it dropped any (a title candidate may be a forgotten prompt). A
-    session left with no turn is not written either."""
-    try:
-        keys = {(str(k[0]), str(k[1])) for k in json.loads(stored).get("keys", [])}
-    except (ValueError, TypeError, AttributeError, IndexError):
-        return update  # (unreadable: as if nothing had been forgotten)
+def _without_forgotten(update: Update, stored: str, mark: Callable[[str, str], str]) -> Update:
+    """``update`` less the turns ``forget`` took from its file, with the prose of
+    its memo (a title candidate may be a forgotten prompt) and the titles of the
+    sessions it took turns from (forget cleared those; a title may be such a
+    turn's first line). A session left with no turn is not written either."""
+    from backscroll.store.forget import forgotten_marks
+
+    marks = forgotten_marks(stored)
     result = update.result
-    turns = tuple(t for t in result.turns if (t.session_id, t.key) not in keys)
-    if len(turns) == len(result.turns):
+    taken = {i for i, t in enumerate(result.turns) if mark(t.session_id, t.key) in marks}
+    if not taken:
         return update
-    gone = {t.session_id for t in result.turns} - {t.session_id for t in turns}
+    turns = tuple(t for i, t in enumerate(result.turns) if i not in taken)
+    touched = {result.turns[i].session_id for i in taken}
+    gone = touched - {t.session_id for t in turns}
     kept = dataclasses.replace(
         result,
         turns=turns,
-        sessions=tuple(s for s in result.sessions if s.session_id not in gone),
+        sessions=tuple(
+            dataclasses.replace(s, title=None) if s.session_id in touched else s
+            for s in result.sessions
+            if s.session_id not in gone
+        ),
         state=without_prose(dict(result.state)),
     )
     return dataclasses.replace(update, result=kept)

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import os
-import secrets
 from pathlib import Path
 
-KEY_FILE = "team-key"
+from backscroll.localkey import KEY_FILE, keyed, machine_secret
+
+__all__ = ["KEY_FILE", "TeamKeys"]
 
 
 class TeamKeys:
@@ -33,20 +33,9 @@ class TeamKeys:
         self.prefix = f"k1:{tag}:"
 
     def __call__(self, key: str) -> str:
-        digest = hmac.new(self._secret, key.encode("utf-8", "surrogatepass"), hashlib.sha256)
-        return self.prefix + digest.hexdigest()[:32]
+        return self.prefix + keyed(self._secret, key)
 
     @classmethod
     def of(cls, data_dir: Path) -> TeamKeys:
         """The keys of this machine's secret, made (0600) the first time."""
-        path = data_dir / KEY_FILE
-        try:
-            return cls(bytes.fromhex(path.read_text(encoding="ascii").strip()))
-        except (FileNotFoundError, ValueError):
-            pass
-        data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        made = secrets.token_hex(32)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-        with os.fdopen(fd, "w", encoding="ascii") as fh:
-            fh.write(made + "\n")
-        return cls(bytes.fromhex(made))
+        return cls(machine_secret(data_dir))

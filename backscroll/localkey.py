@@ -1,0 +1,43 @@
+"""This machine's secret for keyed hashes of turn keys (``team-key`` in the data
+directory, 0600, named for its first use).
+
+Hosts that give a message no id get a turn key derived from its text (the first
+20 hex digits of a SHA-1 over the text as the host wrote it). Kept as it is
+beyond the turn itself, such a key lets whoever holds it test guesses of the
+text. Where backscroll keeps a turn key apart from its turn — published to a
+team database (team/keys.py), or noted as forgotten (store/forget.py) — it keeps
+``HMAC-SHA256(secret, key)`` instead, with a secret that never leaves this
+machine and is not in the index file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import secrets
+from pathlib import Path
+
+KEY_FILE = "team-key"
+
+
+def machine_secret(data_dir: Path) -> bytes:
+    """The secret, made (0600) the first time. Raises OSError when it can be
+    neither read nor made."""
+    path = data_dir / KEY_FILE
+    try:
+        return bytes.fromhex(path.read_text(encoding="ascii").strip())
+    except (FileNotFoundError, ValueError):
+        pass
+    data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    made = secrets.token_hex(32)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w", encoding="ascii") as fh:
+        fh.write(made + "\n")
+    return bytes.fromhex(made)
+
+
+def keyed(secret: bytes, text: str) -> str:
+    """``text``'s keyed hash: 32 hex digits."""
+    digest = hmac.new(secret, text.encode("utf-8", "surrogatepass"), hashlib.sha256)
+    return digest.hexdigest()[:32]
