@@ -206,7 +206,8 @@ def _query_text(words: list[str]) -> str:
 def _parse_date(text: str) -> float:
     from backscroll.readers.base import parse_time
 
-    value = parse_time(text if "T" in text or text.isdigit() else text + "T00:00:00")
+    whole = "T" in text or (text.isascii() and text.isdigit())
+    value = parse_time(text if whole else text + "T00:00:00")
     if value is None:
         raise BackscrollError(f"cannot read the date {text!r}; use YYYY-MM-DD")
     return value
@@ -230,7 +231,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     if args.json:
         _emit(result)
     else:
-        print(render.hits(result, sys.stdout.isatty(), _color(sys.stdout)))
+        print(render.hits(render.terminal_safe(result), sys.stdout.isatty(), _color(sys.stdout)))
     return 0 if result.get("hits") else 1  # like grep: 1 when nothing matched
 
 
@@ -249,7 +250,7 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     from backscroll.wording import worded
 
     result = worded(_query(args, "sessions", params), _client(args), params)
-    _emit(result) if args.json else print(render.sessions(result))
+    _emit(result) if args.json else print(render.sessions(render.terminal_safe(result)))
     return 0
 
 
@@ -262,13 +263,15 @@ def cmd_show(args: argparse.Namespace) -> int:
     from backscroll.wording import worded
 
     result = worded(_query(args, "session", params), _client(args), params)
-    _emit(result) if args.json else print(render.session(result, _color(sys.stdout)))
+    _emit(result) if args.json else print(
+        render.session(render.terminal_safe(result), _color(sys.stdout))
+    )
     return 0 if result.get("session") else 1
 
 
 def cmd_status(args: argparse.Namespace) -> int:
     result = _query(args, "status", {})
-    _emit(result) if args.json else print(render.status(result))
+    _emit(result) if args.json else print(render.status(render.terminal_safe(result)))
     return 0
 
 

@@ -337,8 +337,14 @@ class McpServer:
                 message = json.loads(line)
             except ValueError as exc:
                 reply: dict[str, Any] | None = _error(None, PARSE_ERROR, f"not JSON: {exc}")
+            except RecursionError:  # (nested deeper than Python's stack: not ours to end on)
+                reply = _error(None, PARSE_ERROR, "not JSON this server reads: nested too deep")
             else:
-                reply = self.handle(message)
+                try:
+                    reply = self.handle(message)
+                except RecursionError:
+                    rid = message.get("id") if isinstance(message, dict) else None
+                    reply = _error(rid, INVALID_PARAMS, "arguments nested too deep")
             if reply is not None:
                 out = json.dumps(reply, ensure_ascii=False, separators=(",", ":"), default=str)
                 stdout.write(out.encode("utf-8") + b"\n")

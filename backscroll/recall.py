@@ -52,6 +52,12 @@ def caller_session(env: Mapping[str, str] | None = None) -> str | None:
     return None
 
 
+#: A message or note on one line: it can quote the query and session ids, which
+#: come from the caller and from transcripts (a newline must not start a line
+#: that looks like backscroll's own, such as the end-of-data marker).
+MESSAGE_CHARS = 2000
+
+
 def flat(value: Any, limit: int = 300) -> str:
     """A metadata value on one line (titles and paths come from transcripts too:
     a newline in one must not start a line that looks like backscroll's own)."""
@@ -160,11 +166,11 @@ def frame_search(
         head.append("(the current session could not be identified; hits may include it)")
     if result.get("daemon") is False:
         head.append("(no daemon running: answered from the index directly)")
-    head.extend(str(note) for note in result.get("notes") or [])
+    head.extend(flat(note, MESSAGE_CHARS) for note in result.get("notes") or [])
     if result.get("fallback") == "any" and result.get("message"):
-        head.append(str(result["message"]))
+        head.append(flat(result["message"], MESSAGE_CHARS))
     if not chosen:
-        head.append(str(result.get("message") or "no match"))
+        head.append(flat(result.get("message") or "no match", MESSAGE_CHARS))
         return Framed("\n".join(head), 0)
     total = int(result.get("total") or len(chosen))
     body: list[str] = []
@@ -195,7 +201,8 @@ def frame_session(result: Mapping[str, Any], caller: str | None, max_chars: int)
     """A window of one session's turns, framed, at most ``max_chars`` characters."""
     s = result.get("session")
     if not s:
-        return Framed("\n".join([HEADER, str(result.get("message") or "no such session")]), 0)
+        why = flat(result.get("message") or "no such session", MESSAGE_CHARS)
+        return Framed("\n".join([HEADER, why]), 0)
     sid = s.get("session_id")
     head = [
         HEADER,
@@ -209,7 +216,7 @@ def frame_session(result: Mapping[str, Any], caller: str | None, max_chars: int)
     if result.get("daemon") is False:
         head.append("(no daemon running: answered from the index directly)")
     if result.get("message") and result.get("turns"):
-        head.append(str(result["message"]))
+        head.append(flat(result["message"], MESSAGE_CHARS))
     turns = list(result.get("turns") or [])
     w = result.get("window") or {}
     total = int(w.get("total") or 0)
@@ -229,7 +236,7 @@ def frame_session(result: Mapping[str, Any], caller: str | None, max_chars: int)
         body.append(block)
         used += len(block) + 2
     if not body:
-        head.append(str(result.get("message") or "no turns in that window"))
+        head.append(flat(result.get("message") or "no turns in that window", MESSAGE_CHARS))
         return Framed("\n".join(head), 0)
     first, last = turns[0]["n"], turns[len(body) - 1]["n"]
     size = len(turns)
@@ -248,7 +255,7 @@ def frame_sessions(result: Mapping[str, Any], max_chars: int) -> Framed:
     if result.get("daemon") is False:
         head.append("(no daemon running: answered from the index directly)")
     if not items:
-        head.append(str(result.get("message") or "no sessions"))
+        head.append(flat(result.get("message") or "no sessions", MESSAGE_CHARS))
         return Framed("\n".join(head), 0)
     used = sum(len(h) + 1 for h in head) + len(FOOTER) + 120
     body: list[str] = []

@@ -12,6 +12,31 @@ BOLD, RESET = "\x1b[1m", "\x1b[0m"
 TAINT = "⚠ this turn read untrusted content from outside the machine — weigh it accordingly"
 
 
+#: Control characters a terminal would act on (ANSI/OSC escapes that set the
+#: title or the clipboard, clear the screen, draw fake links; bidi overrides that
+#: reorder a line), shown as their Unicode "control pictures" or U+FFFD instead:
+#: one character for one, so the offsets of highlighted matches still hold.
+_TERMINAL_SAFE = {
+    **{c: 0x2400 + c for c in range(0x20) if c not in (0x09, 0x0A)},
+    0x7F: 0x2421,
+    **{c: 0xFFFD for c in range(0x80, 0xA0)},
+    **{c: 0xFFFD for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))},
+}
+
+
+def terminal_safe(value: Any) -> Any:
+    """``value`` (a result: dicts, lists, strings) with every string made safe to
+    print on a terminal (transcripts hold text from anywhere: a fetched page, a
+    cloned repo)."""
+    if isinstance(value, str):
+        return value.translate(_TERMINAL_SAFE)
+    if isinstance(value, dict):
+        return {k: terminal_safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [terminal_safe(v) for v in value]
+    return value
+
+
 def mark(text: str, spans: list[list[int]], tty: bool) -> str:
     out: list[str] = []
     pos = 0

@@ -29,6 +29,7 @@ from tests.daemon.harness import (
     DaemonProcess,
     claude_user_line,
     daemon_env,
+    run_cli,
     session_uuid,
     start_daemon,
 )
@@ -466,3 +467,27 @@ def test_a_lone_surrogate_escape_in_a_request_becomes_a_replacement_character() 
     _rid, method, params = parse_request(line)
     assert method == "sessions" and params == {"host": "a?\ufffdb"}
     params["host"].encode("utf-8")  # every handler can encode what it is given
+
+
+def test_terminal_escapes_in_transcripts_do_not_reach_the_terminal(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    # A fetched page or a cloned repo's file can carry escape sequences: set the
+    # window title (OSC 0), write the clipboard (OSC 52), clear the screen, draw
+    # a link (OSC 8), or reorder a line (a bidi override).
+    hostile = (
+        "findme \x1b]0;PWNED\x07 \x1b]52;c;ZWNobyBwd25lZA==\x07 \x1b[2J\x1b[H"
+        " \x1b]8;;http://evil.example/\x1b\\link\x1b]8;;\x1b\\ \u202egnp.exe"
+    )
+    sid = session_uuid(70)
+    write_session(isolated_home, sid, {"u-esc-1": hostile}, project="/p\x1b[31m")
+    assert run_cli(tmp_path, "index").returncode == 0
+    for args in (("search", "findme"), ("show", sid[:8]), ("sessions",)):
+        done = run_cli(tmp_path, *args)
+        assert done.returncode == 0, done.stdout + done.stderr
+        out = done.stdout
+        assert not any(c in out for c in ("\x1b", "\x07", "\u202e")), repr(out)
+    shown = run_cli(tmp_path, "search", "findme").stdout
+    assert "␛]0;PWNED␇" in shown  # visible, one character for one
+    as_json = json.loads(run_cli(tmp_path, "search", "--json", "findme").stdout)
+    assert "\x1b]0;PWNED\x07" in as_json["hits"][0]["excerpt"]  # JSON keeps the text

@@ -30,6 +30,6 @@ def watchdog_interval() -> float | None:
     """Seconds between ``WATCHDOG=1`` pings (half of ``WATCHDOG_USEC``), if asked for."""
     usec = os.environ.get("WATCHDOG_USEC", "")
     pid = os.environ.get("WATCHDOG_PID", "")
-    if not usec.isdigit() or (pid and pid != str(os.getpid())):
+    if not (usec.isascii() and usec.isdigit()) or (pid and pid != str(os.getpid())):
         return None
     return int(usec) / 2_000_000

@@ -66,7 +66,7 @@ def default_workers() -> int:
     """``BACKSCROLL_INDEX_WORKERS`` if set (0 or 1: read in-process), else one
     worker per CPU this process may use, at most 4."""
     env = os.environ.get("BACKSCROLL_INDEX_WORKERS", "").strip()
-    if env.isdigit():
+    if env.isascii() and env.isdigit():  # ("²".isdigit(), but int("²") fails)
         return int(env)
     try:
         cpus = len(os.sched_getaffinity(0))

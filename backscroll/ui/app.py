@@ -127,7 +127,7 @@ class Viewer:
         f = _filters(request)
         limit = request.query_params.get("limit", "")
         params: dict[str, Any] = {
-            "limit": min(int(limit), 10000) if limit.isdigit() and int(limit) else SESSIONS_PAGE
+            "limit": min(int(limit), 10000) if _count(limit) else SESSIONS_PAGE
         }
         for name in ("host", "project"):
             if f[name]:
@@ -155,7 +155,7 @@ class Viewer:
             except ProtocolError:
                 hit = None
         around = hit
-        if q.get("around", "").isdigit():
+        if _count(q.get("around", "")) is not None:
             around = int(q["around"])
         params = _clean(session=sid, host=host, around=around, window=21, max_turn_chars=20000)
         try:
@@ -233,3 +233,9 @@ def create_app(backend: Backend, keys: Secrets) -> Guard:
         ]
     )
     return Guard(app, keys)
+
+
+def _count(text: str) -> int | None:
+    """``text`` as a whole number, or None (``"²".isdigit()`` is true, but
+    ``int("²")`` fails: only ASCII digits count)."""
+    return int(text) if text.isascii() and text.isdigit() else None

@@ -188,3 +188,12 @@ def test_prefix_applies_only_when_asked_and_to_an_unfinished_last_word(viewer: V
     assert d.call("search", {"query": WORD[:2], "prefix": True})["hits"] == []
     with pytest.raises(RemoteError, match="prefix must be true or false"):
         d.call("search", {"query": "x", "prefix": "yes"})
+
+
+def test_a_number_in_other_digits_is_read_as_no_number_not_a_server_error(
+    viewer: Viewer,
+) -> None:
+    # ("²".isdigit() is true, but int("²") fails.)
+    for path in ("/sessions?limit=%C2%B2", f"/session?id={SESSION}&around=%C2%B2"):
+        status, _, _ = viewer.get(path)
+        assert status == 200, path
