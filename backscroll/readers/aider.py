@@ -224,6 +224,12 @@ class AiderReader(BaseReader):
         return path if path.name == HISTORY_FILE else None
 
     def read(self, path: Path, prev: Cursor | None, opts: ReaderOptions) -> ReadResult:
+        if _committed(path):
+            return ReadResult(
+                unsupported=f"{path.name} is committed to its git repository: a clone brings "
+                "someone else's history, so it is not indexed as yours (aider's own history "
+                "is git-ignored; `git rm --cached` it if it is yours)"
+            )
         st = path.stat()
         if prev is not None and prev.position > st.st_size:
             prev = None  # truncated behind our back: start over
@@ -277,3 +283,22 @@ class AiderReader(BaseReader):
             replace=prev is None,
             problems=(*tail.problems, *problems),
         )
+
+
+def _committed(path: Path) -> bool:
+    """Whether git tracks ``path``. Aider ignores its history files in git; one a
+    repository carries came with a clone and is not this user's: indexed, its
+    text would reach agents (the recall hook) as the user's own past sessions.
+    False when git is missing or the directory is no repository."""
+    import subprocess
+
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(path.parent), "ls-files", "--error-unmatch", "--", path.name],
+            capture_output=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0

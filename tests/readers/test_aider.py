@@ -184,3 +184,30 @@ def test_history_files_are_found_in_projects_not_roots() -> None:
     assert reader.project_files == (NAME,)
     assert reader.source_for(Path("/src/app") / NAME) == Path("/src/app") / NAME
     assert reader.source_for(Path("/src/app/.aider.input.history")) is None
+
+
+def test_a_history_committed_to_its_repository_is_not_read_as_the_users(tmp_path: Path) -> None:
+    # A clone can carry a .aider.chat.history.md written by anyone: indexed, its
+    # text would reach agents (the recall hook) as this user's own history.
+    import shutil
+    import subprocess
+
+    import pytest
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    path = _real(tmp_path)
+    repo = path.parent
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_SYSTEM": os.devnull}
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t",
+                        *args], check=True, capture_output=True, env=env)  # fmt: skip
+
+    git("init", "-q")
+    git("add", path.name)
+    git("commit", "-q", "-m", "history")
+    committed = AiderReader().read(path, None, ReaderOptions())
+    assert committed.turns == () and "committed to its git repository" in str(committed.unsupported)
+    git("rm", "-q", "--cached", path.name)  # the user's own, kept out of git: read
+    assert AiderReader().read(path, None, ReaderOptions()).turns
