@@ -22,19 +22,42 @@ KEY_FILE = "team-key"
 
 
 def machine_secret(data_dir: Path) -> bytes:
-    """The secret, made (0600) the first time. Raises OSError when it can be
-    neither read nor made."""
+    """The secret, made (0600) the first time, made anew when the file holds no
+    usable secret (not hex, or under 16 bytes: an empty key would hash nothing).
+    Two processes making it at once agree: the first file linked in place wins.
+    Raises OSError when it can be neither read nor made."""
     path = data_dir / KEY_FILE
     try:
-        return bytes.fromhex(path.read_text(encoding="ascii").strip())
+        secret = bytes.fromhex(path.read_text(encoding="ascii").strip())
+        if len(secret) >= MIN_SECRET_BYTES:
+            return secret
     except (FileNotFoundError, ValueError):
         pass
     data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     made = secrets.token_hex(32)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(fd, "w", encoding="ascii") as fh:
-        fh.write(made + "\n")
+    tmp = data_dir / f".{KEY_FILE}.{os.getpid()}.{secrets.token_hex(4)}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="ascii") as fh:
+            fh.write(made + "\n")
+        try:
+            os.link(tmp, path)  # only where none is: a secret made meanwhile wins
+        except FileExistsError:
+            try:
+                again = bytes.fromhex(path.read_text(encoding="ascii").strip())
+            except (ValueError, FileNotFoundError):
+                again = b""
+            if len(again) >= MIN_SECRET_BYTES:
+                return again
+            os.replace(tmp, path)  # (an unusable one: replaced)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
     return bytes.fromhex(made)
+
+
+#: The shortest secret accepted from the file.
+MIN_SECRET_BYTES = 16
 
 
 def keyed(secret: bytes, text: str) -> str:

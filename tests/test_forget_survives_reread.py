@@ -118,7 +118,7 @@ def test_the_note_holds_no_turn_key_as_it_is(isolated_home: Path) -> None:
     _, db, _ = _indexed(isolated_home)
     keys = [k for _, k in _stored(db, "SELECT key, key FROM turns")]
     assert cli.main(["forget", "--session", SID]) == 0
-    notes = " ".join(n for _, n in _stored(db, "SELECT path, forgotten FROM files"))
+    notes = " ".join(n for _, n in _stored(db, "SELECT mark, mark FROM forgotten"))
     assert notes.strip() and not any(k in notes for k in keys)
 
 
@@ -129,3 +129,29 @@ def test_a_rebuild_still_reads_again_what_was_forgotten(isolated_home: Path) -> 
     assert cli.main(["forget", "--session", SID]) == 0
     assert cli.main(["index", "--rebuild"]) == 0
     assert _sessions(db) == before
+
+
+def test_a_forgotten_session_read_from_another_file_stays_out(isolated_home: Path) -> None:
+    # (Codex archives a rollout by moving it to archived_sessions/; OpenCode keeps
+    # one session in its JSON tree and its database.)
+    cfg, db, before = _indexed(isolated_home)
+    assert cli.main(["forget", "--session", SID]) == 0
+    source = isolated_home / ".claude" / "projects" / "-p" / f"{SID}.jsonl"
+    elsewhere = isolated_home / ".claude" / "projects" / "-moved" / f"{SID}.jsonl"
+    elsewhere.parent.mkdir()
+    source.rename(elsewhere)
+    direct.index(cfg)
+    assert _sessions(db) == {OTHER: before[OTHER]}
+
+
+def test_losing_the_machine_secret_file_does_not_bring_forgotten_turns_back(
+    isolated_home: Path,
+) -> None:
+    # (The marks' salt lives in the index itself: nothing apart from it to lose.)
+    cfg, db, before = _indexed(isolated_home)
+    assert cli.main(["forget", "--session", SID]) == 0
+    for stray in db.parent.glob("team-key"):
+        stray.unlink()
+    _reader_version_bumped(db)
+    direct.index(cfg)
+    assert _sessions(db) == {OTHER: before[OTHER]}

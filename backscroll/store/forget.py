@@ -203,38 +203,21 @@ class _Copies:
 
 
 def _remember(writer: IndexWriter, where: str, args: list[Any]) -> None:
-    """Note, on each file, the turns about to be forgotten: a later read of the
-    file (a new reader version reads every file again; a database host reads its
-    newest session again) leaves them out. Kept as keyed hashes of (session id,
-    turn key) (backscroll.localkey: some hosts' keys are hashes of the text)."""
-    taken: dict[int, set[str]] = {}
+    """Note the turns about to be forgotten, for the whole index: a later read of
+    any file holding them (a new reader version reads every file again; the same
+    session in another file) leaves them out (IndexWriter._without_forgotten)."""
     rows = writer.conn.execute(
-        f"SELECT t.file, s.session_id, t.key FROM turns t JOIN sessions s ON s.id = t.session"
-        f" WHERE {where} AND t.file IS NOT NULL",
+        f"SELECT s.session_id, t.key FROM turns t JOIN sessions s ON s.id = t.session"
+        f" WHERE {where}",
         args,
     ).fetchall()
     if not rows:
         return
     mark = writer.forgotten_mark()
-    for file_id, sid, key in rows:
-        taken.setdefault(int(file_id), set()).add(mark(str(sid), str(key)))
-    for file_id, marks in taken.items():
-        row = writer.conn.execute("SELECT forgotten FROM files WHERE id = ?", (file_id,)).fetchone()
-        if row is None:
-            continue
-        writer.conn.execute(
-            "UPDATE files SET forgotten = ? WHERE id = ?",
-            (json.dumps(sorted(marks | forgotten_marks(str(row[0])))), file_id),
-        )
-
-
-def forgotten_marks(stored: str) -> set[str]:
-    """The marks a file's ``forgotten`` column holds (nothing, if unreadable)."""
-    try:
-        marks = json.loads(stored) if stored else []
-    except ValueError:
-        return set()
-    return {str(m) for m in marks} if isinstance(marks, list) else set()
+    writer.conn.executemany(
+        "INSERT OR IGNORE INTO forgotten (mark) VALUES (?)",
+        [(mark(str(sid), str(key)),) for sid, key in rows],
+    )
 
 
 def _drop_memo_prose(writer: IndexWriter, file_id: int) -> None:

@@ -167,10 +167,19 @@ def _m7_fts_watermark(conn: sqlite3.Connection) -> None:
 
 
 def _m8_forgotten(conn: sqlite3.Connection) -> None:
-    """The turns ``forget`` took from a file, kept out of its later reads (a new
-    reader version reads every file again): a JSON list of keyed hashes of
-    (session id, turn key) (store/forget.py)."""
+    """The turns ``forget`` took from a file, noted on its row (superseded by
+    schema 9's index-wide table; the column is left unused, and its notes, kept
+    for a few hours of development, are not carried)."""
     conn.execute("ALTER TABLE files ADD COLUMN forgotten TEXT NOT NULL DEFAULT ''")
+
+
+def _m9_forgotten_index_wide(conn: sqlite3.Connection) -> None:
+    """What ``forget`` took, noted for the whole index rather than per file: the
+    same session can be read from another file (OpenCode's JSON tree and its
+    database, a Codex rollout moved to archived_sessions). ``mark`` is
+    SHA-256 over a salt kept in ``meta`` and the session id and turn key
+    (store/forget.py). ``files.forgotten`` (schema 8) is left unused."""
+    conn.execute("CREATE TABLE IF NOT EXISTS forgotten (mark TEXT PRIMARY KEY) WITHOUT ROWID")
 
 
 #: Numbered migrations, applied in order; ``PRAGMA user_version`` records the last.
@@ -183,6 +192,7 @@ MIGRATIONS: tuple[tuple[int, Migration], ...] = (
     (6, _m6_team_outbox),
     (7, _m7_fts_watermark),
     (8, _m8_forgotten),
+    (9, _m9_forgotten_index_wide),
 )
 #: Newest schema this code knows: the last migration's number, never written
 #: by hand (a merge that renumbers migrations moves it too). A database newer

@@ -179,7 +179,6 @@ class IndexWriter:
         self, path: Path, *, busy_timeout_ms: int = schema.BUSY_TIMEOUT_MS, check: bool = False
     ) -> None:
         self.path = path
-        self._forget_secret: bytes | None = None
         #: Set once SQLite has said the file is corrupt: nothing is written after.
         self.corrupt: DatabaseError | None = None
         schema.refuse_unusable(path, busy_timeout_ms, thorough=check)
@@ -288,10 +287,10 @@ class IndexWriter:
             if current != update.based_on:
                 return ApplyReport("conflict")
             result = update.result
-            if row is not None and row.forgotten:
-                # What forget took from the file stays out of its later reads (a
-                # new reader version reads it again from the start), memo included.
-                update = _without_forgotten(update, row.forgotten, self.forgotten_mark())
+            if result.turns and self._anything_forgotten():
+                # What forget took stays out of later reads (a new reader version
+                # reads every file again; the same session in another file).
+                update = self._without_forgotten(update)
                 result = update.result
             file_id = self._save_file(row, update)
             if result.unsupported:
@@ -299,20 +298,66 @@ class IndexWriter:
             return self._write_turns(file_id, update, new_file=row is None)
 
     def forgotten_mark(self) -> Callable[[str, str], str]:
-        """(session id, turn key) -> the keyed hash that notes it as forgotten
-        (backscroll.localkey; the secret beside this index, made once)."""
-        if self._forget_secret is None:
-            from backscroll.localkey import machine_secret
+        """(session id, turn key) -> the mark that notes it as forgotten: SHA-256
+        over this index's salt (made once, in ``meta``) and the two. Kept in the
+        index, never lost apart from the marks. Some hosts' keys are hashes of
+        the text: whoever holds the index can test a guess of a forgotten turn's
+        whole text, not read it."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'forget_salt'").fetchone()
+        if row is None:
+            import secrets
 
-            self._forget_secret = machine_secret(self.path.parent)
-        secret = self._forget_secret
+            salt = secrets.token_hex(16)
+            self.conn.execute("INSERT INTO meta(key, value) VALUES ('forget_salt', ?)", (salt,))
+        else:
+            salt = str(row[0])
 
         def mark(session_id: str, key: str) -> str:
-            from backscroll.localkey import keyed
+            import hashlib
 
-            return keyed(secret, f"forgotten\x00{session_id}\x00{key}")
+            text = f"{salt}\x00{session_id}\x00{key}".encode("utf-8", "surrogatepass")
+            return hashlib.sha256(text).hexdigest()[:32]
 
         return mark
+
+    def _anything_forgotten(self) -> bool:
+        return self.conn.execute("SELECT 1 FROM forgotten LIMIT 1").fetchone() is not None
+
+    def _without_forgotten(self, update: Update) -> Update:
+        """``update`` less the turns ``forget`` took, with the prose of its memo (a
+        title candidate may be a forgotten prompt) and the titles of the sessions
+        it took turns from (forget cleared those; a title may be such a turn's
+        first line). A session left with no turn is not written either."""
+        mark = self.forgotten_mark()
+        result = update.result
+        marks = [mark(t.session_id, t.key) for t in result.turns]
+        found: set[str] = set()
+        for i in range(0, len(marks), 500):
+            chunk = marks[i : i + 500]
+            found.update(
+                str(r[0])
+                for r in self.conn.execute(
+                    f"SELECT mark FROM forgotten WHERE mark IN ({','.join('?' * len(chunk))})",
+                    chunk,
+                )
+            )
+        if not found:
+            return update
+        taken = {i for i, m in enumerate(marks) if m in found}
+        turns = tuple(t for i, t in enumerate(result.turns) if i not in taken)
+        touched = {result.turns[i].session_id for i in taken}
+        gone = touched - {t.session_id for t in turns}
+        kept = dataclasses.replace(
+            result,
+            turns=turns,
+            sessions=tuple(
+                dataclasses.replace(s, title=None) if s.session_id in touched else s
+                for s in result.sessions
+                if s.session_id not in gone
+            ),
+            state=without_prose(dict(result.state)),
+        )
+        return dataclasses.replace(update, result=kept)
 
     def _save_file(self, row: FileRow | None, update: Update) -> int:
         st = update.stat
@@ -583,34 +628,6 @@ class IndexWriter:
     def checkpoint(self) -> None:
         self._refuse_if_corrupt()
         self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-
-
-def _without_forgotten(update: Update, stored: str, mark: Callable[[str, str], str]) -> Update:
-    """``update`` less the turns ``forget`` took from its file, with the prose of
-    its memo (a title candidate may be a forgotten prompt) and the titles of the
-    sessions it took turns from (forget cleared those; a title may be such a
-    turn's first line). A session left with no turn is not written either."""
-    from backscroll.store.forget import forgotten_marks
-
-    marks = forgotten_marks(stored)
-    result = update.result
-    taken = {i for i, t in enumerate(result.turns) if mark(t.session_id, t.key) in marks}
-    if not taken:
-        return update
-    turns = tuple(t for i, t in enumerate(result.turns) if i not in taken)
-    touched = {result.turns[i].session_id for i in taken}
-    gone = touched - {t.session_id for t in turns}
-    kept = dataclasses.replace(
-        result,
-        turns=turns,
-        sessions=tuple(
-            dataclasses.replace(s, title=None) if s.session_id in touched else s
-            for s in result.sessions
-            if s.session_id not in gone
-        ),
-        state=without_prose(dict(result.state)),
-    )
-    return dataclasses.replace(update, result=kept)
 
 
 def _stat_key(st: FileStat) -> tuple[int, int, int]:
