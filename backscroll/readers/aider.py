@@ -19,6 +19,7 @@ re-emits it under the same key. Reading incrementally therefore equals reading f
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -212,7 +213,9 @@ def _is_tool_output(text: str, fenced: bool) -> bool:
 class AiderReader(BaseReader):
     host: ClassVar[str] = "aider"
     name: ClassVar[str] = "Aider"
-    version: ClassVar[int] = 2
+    #: 3: a history committed to its repository, or another user's, is not read
+    #: (indexed before, its turns go at the next pass).
+    version: ClassVar[int] = 3
     kind: ClassVar[Kind] = "append"
     project_files: ClassVar[tuple[str, ...]] = (HISTORY_FILE,)
 
@@ -224,12 +227,11 @@ class AiderReader(BaseReader):
         return path if path.name == HISTORY_FILE else None
 
     def read(self, path: Path, prev: Cursor | None, opts: ReaderOptions) -> ReadResult:
-        if _committed(path):
-            return ReadResult(
-                unsupported=f"{path.name} is committed to its git repository: a clone brings "
-                "someone else's history, so it is not indexed as yours (aider's own history "
-                "is git-ignored; `git rm --cached` it if it is yours)"
-            )
+        foreign = _not_the_users(path)
+        if foreign is not None:
+            # Read as empty, from the start: turns an earlier version indexed go too.
+            size = path.stat().st_size
+            return ReadResult(position=size, replace=True, problems=(Problem(foreign),))
         st = path.stat()
         if prev is not None and prev.position > st.st_size:
             prev = None  # truncated behind our back: start over
@@ -285,20 +287,38 @@ class AiderReader(BaseReader):
         )
 
 
+def _not_the_users(path: Path) -> str | None:
+    """Why the history at ``path`` is not this user's own, or None. Aider ignores
+    its history files in git; one a repository carries came with a clone, and
+    one another user owns is theirs: indexed, its text would reach agents (the
+    recall hook) as this user's own past sessions."""
+    owner = path.stat().st_uid
+    if hasattr(os, "getuid") and owner != os.getuid():
+        return f"{path.name} belongs to uid {owner}, not this user: not indexed as yours"
+    if _committed(path):
+        return (
+            f"{path.name} is committed to its git repository: a clone brings someone else's "
+            "history, so it is not indexed as yours (aider's own is git-ignored; "
+            "`git rm --cached` it if it is yours)"
+        )
+    return None
+
+
 def _committed(path: Path) -> bool:
-    """Whether git tracks ``path``. Aider ignores its history files in git; one a
-    repository carries came with a clone and is not this user's: indexed, its
-    text would reach agents (the recall hook) as the user's own past sessions.
-    False when git is missing or the directory is no repository."""
+    """Whether git tracks ``path``. Run so that the repository's own config runs
+    nothing (``core.fsmonitor`` would run a command of its choosing) and the
+    environment names no other repository. False when git is missing, the
+    directory is no repository, or git takes too long."""
     import subprocess
 
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     try:
         done = subprocess.run(
-            ["git", "-C", str(path.parent), "ls-files", "--error-unmatch", "--", path.name],
-            capture_output=True,
-            timeout=10,
-            check=False,
-        )
+            ["git", "-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false",
+             "-C", str(path.parent), "ls-files", "--error-unmatch", "--", path.name],
+            capture_output=True, timeout=10, check=False, env=env,
+            stdin=subprocess.DEVNULL,
+        )  # fmt: skip
     except (OSError, subprocess.SubprocessError):
         return False
     return done.returncode == 0

@@ -208,6 +208,28 @@ def test_a_history_committed_to_its_repository_is_not_read_as_the_users(tmp_path
     git("add", path.name)
     git("commit", "-q", "-m", "history")
     committed = AiderReader().read(path, None, ReaderOptions())
-    assert committed.turns == () and "committed to its git repository" in str(committed.unsupported)
+    assert committed.turns == () and committed.replace  # (turns indexed before go)
+    assert "committed to its git repository" in committed.problems[0].message
     git("rm", "-q", "--cached", path.name)  # the user's own, kept out of git: read
     assert AiderReader().read(path, None, ReaderOptions()).turns
+
+
+def test_the_git_check_runs_nothing_the_repository_configures(tmp_path: Path) -> None:
+    # A repository's config can name a command git runs (core.fsmonitor).
+    import shutil
+    import subprocess
+
+    import pytest
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    path = _real(tmp_path)
+    repo = path.parent
+    subprocess.run(["git", "-C", str(repo), "init", "-q"], check=True, capture_output=True)
+    ran = tmp_path / "ran"
+    hook = tmp_path / "monitor.sh"
+    hook.write_text(f"#!/bin/sh\ntouch {ran}\n")
+    hook.chmod(0o700)
+    subprocess.run(["git", "-C", str(repo), "config", "core.fsmonitor", str(hook)], check=True)
+    assert AiderReader().read(path, None, ReaderOptions()).turns  # untracked: read
+    assert not ran.exists()
