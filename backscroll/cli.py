@@ -570,7 +570,7 @@ def _fail(args: Any, text: str, code: int) -> int:
 
         with contextlib.suppress(BrokenPipeError):
             _emit({"schema": RESULT_SCHEMA, "error": {"message": text, "exit_code": code}})
-    print(f"backscroll: {text}", file=sys.stderr)
+    print(f"backscroll: {render.terminal_safe(text)}", file=sys.stderr)
     return code
 
 

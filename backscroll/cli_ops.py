@@ -141,7 +141,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         _emit({"schema": RESULT_SCHEMA, "ok": doctor.exit_code(findings) == 0,
                "findings": [f.as_dict() for f in findings]})  # fmt: skip
     else:
-        print(doctor.render(findings))
+        from backscroll.render import terminal_safe
+
+        print(terminal_safe(doctor.render(findings)))
     return doctor.exit_code(findings)
 
 
@@ -154,7 +156,9 @@ def cmd_explain(args: argparse.Namespace) -> int:
     if args.json:
         _emit(result)
     else:
-        print(explain.render(result))
+        from backscroll.render import terminal_safe  # (titles and paths from transcripts)
+
+        print(explain.render(terminal_safe(result)))
     return 0 if result["owner"] and (result["exists"] or result["indexed"]) else 1
 
 

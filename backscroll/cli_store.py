@@ -9,6 +9,7 @@ import os
 import sys
 from pathlib import Path
 
+from backscroll import render
 from backscroll.errors import BackscrollError
 from backscroll.wire import RESULT_SCHEMA
 
@@ -133,7 +134,8 @@ def cmd_exclusions(args: argparse.Namespace) -> int:
             print("no exclusions (`backscroll forget ... --and-exclude` adds one)")
         for e in [] if args.json else rows:
             host = f" ({e.host})" if e.host else ""
-            print(f"{e.kind:<8} {e.value}{host}  since {e.as_dict()['created'] or '?'}")
+            line = f"{e.kind:<8} {e.value}{host}  since {e.as_dict()['created'] or '?'}"
+            print(render.terminal_safe(line))
         return 0
     kind, value = _what(args)
     if not db.exists():

@@ -54,7 +54,9 @@ def format_line(line: str, min_level: str | None = None, raw: bool = False) -> s
     text = f"{head} {fields}".rstrip()
     if record.get("traceback"):
         text += "\n" + "\n".join("    " + t for t in str(record["traceback"]).splitlines())
-    return text
+    from backscroll.render import terminal_safe  # (log fields quote paths and transcript text)
+
+    return str(terminal_safe(text))
 
 
 def _rank(level: str) -> int:
