@@ -493,8 +493,10 @@ def test_terminal_escapes_in_transcripts_do_not_reach_the_terminal(
     assert "\x1b]0;PWNED\x07" in as_json["hits"][0]["excerpt"]  # JSON keeps the text
     transcript = isolated_home / ".claude" / "projects" / "-p" / f"{sid}.jsonl"
     assert run_cli(tmp_path, "forget", "--project", "/p\x1b[31m", "--and-exclude").returncode == 0
-    for args in (("explain", str(transcript)), ("exclusions",),
-                 ("forget", "--project", "/nowhere")):  # fmt: skip
-        done = run_cli(tmp_path, *args)
+    more: list[tuple[str, ...]] = [
+        ("explain", str(transcript)), ("exclusions",), ("forget", "--project", "/nowhere")
+    ]  # fmt: skip
+    for further in more:
+        done = run_cli(tmp_path, *further)
         said = done.stdout + done.stderr
-        assert "\x1b" not in said and "\x07" not in said, (args, said)
+        assert "\x1b" not in said and "\x07" not in said, (further, said)
