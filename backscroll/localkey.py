@@ -50,6 +50,8 @@ def machine_secret(data_dir: Path) -> bytes:
             if len(again) >= MIN_SECRET_BYTES:
                 return again
             os.replace(tmp, path)  # (an unusable one: replaced)
+        except OSError:  # no hard links on this file system (vfat, some FUSE)
+            os.replace(tmp, path)
     finally:
         if tmp.exists():
             tmp.unlink()

@@ -34,12 +34,14 @@ def launchd_log() -> Path:
 def format_line(line: str, min_level: str | None = None, raw: bool = False) -> str | None:
     """The printable form of one log line, or None when it is filtered out."""
     line = line.rstrip("\n")
+    from backscroll.render import terminal_safe  # (log fields quote paths and transcript text)
+
     try:
         record = json.loads(line)
     except ValueError:
         record = None
     if not isinstance(record, dict):
-        return line
+        return line if raw else str(terminal_safe(line))
     level = str(record.get("level", "info")).lower()
     if min_level and _rank(level) < _rank(min_level):
         return None
@@ -54,8 +56,6 @@ def format_line(line: str, min_level: str | None = None, raw: bool = False) -> s
     text = f"{head} {fields}".rstrip()
     if record.get("traceback"):
         text += "\n" + "\n".join("    " + t for t in str(record["traceback"]).splitlines())
-    from backscroll.render import terminal_safe  # (log fields quote paths and transcript text)
-
     return str(terminal_safe(text))
 
 

@@ -125,8 +125,10 @@ class ReadResult:
     #: on a read from the start.
     retain: bool = False
     problems: tuple[Problem, ...] = ()
-    #: Set when the file is of a format version the reader does not understand,
-    #: e.g. "unknown format version 7". The store leaves the file's turns alone.
+    #: Set when the file is not to be read: a format version the reader does not
+    #: understand ("unknown format version 7"; the store leaves the file's turns
+    #: alone), or, with ``replace``, a file none of which is to stay indexed (the
+    #: store drops its turns). Either way the reason is kept for ``explain``.
     unsupported: str | None = None
     #: A sub-agent's transcript, whose turns join its parent's session: the
     #: directory it ran in. Not stored (the parent's file owns the session's

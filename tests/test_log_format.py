@@ -220,3 +220,11 @@ def test_a_librarys_python_warning_is_a_json_line_too() -> None:
     lines = [json.loads(line) for line in done.stderr.splitlines() if line.strip()]
     assert len(lines) == 1, done.stderr
     assert lines[0]["logger"] == "py.warnings" and "Overwritten" in lines[0]["msg"]
+
+
+def test_a_log_line_that_is_not_json_is_printed_terminal_safe() -> None:
+    from backscroll.logs import format_line
+
+    line = "plain \x1b]0;PWNED\x07 line\n"
+    assert format_line(line) == "plain ␛]0;PWNED␇ line"
+    assert format_line(line, raw=True) == line.rstrip("\n")  # --json: as written

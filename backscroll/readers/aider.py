@@ -229,9 +229,10 @@ class AiderReader(BaseReader):
     def read(self, path: Path, prev: Cursor | None, opts: ReaderOptions) -> ReadResult:
         foreign = _not_the_users(path)
         if foreign is not None:
-            # Read as empty, from the start: turns an earlier version indexed go too.
-            size = path.stat().st_size
-            return ReadResult(position=size, replace=True, problems=(Problem(foreign),))
+            # Nothing of it stays indexed (an earlier version's turns go too), the
+            # reason is kept for explain, and position 0 has it looked at again at
+            # each pass: once it is the user's (`git rm --cached`), it is read whole.
+            return ReadResult(position=0, replace=True, unsupported=foreign)
         st = path.stat()
         if prev is not None and prev.position > st.st_size:
             prev = None  # truncated behind our back: start over

@@ -294,6 +294,11 @@ class IndexWriter:
                 result = update.result
             file_id = self._save_file(row, update)
             if result.unsupported:
+                if result.replace and row is not None:  # (nothing of it is to stay indexed)
+                    report = ApplyReport("unsupported")
+                    report.turns_deleted = self._drop_stale(file_id, set(), None)
+                    self._delete_empty_sessions()
+                    return report
                 return ApplyReport("unsupported")
             return self._write_turns(file_id, update, new_file=row is None)
 

@@ -209,9 +209,11 @@ def test_a_history_committed_to_its_repository_is_not_read_as_the_users(tmp_path
     git("commit", "-q", "-m", "history")
     committed = AiderReader().read(path, None, ReaderOptions())
     assert committed.turns == () and committed.replace  # (turns indexed before go)
-    assert "committed to its git repository" in committed.problems[0].message
+    assert "committed to its git repository" in str(committed.unsupported)  # (for explain)
+    assert committed.position == 0  # looked at again at each pass
     git("rm", "-q", "--cached", path.name)  # the user's own, kept out of git: read
-    assert AiderReader().read(path, None, ReaderOptions()).turns
+    again = Cursor(committed.position, committed.state)
+    assert AiderReader().read(path, again, ReaderOptions()).turns  # whole, file unchanged
 
 
 def test_the_git_check_runs_nothing_the_repository_configures(tmp_path: Path) -> None:
