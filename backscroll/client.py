@@ -203,7 +203,8 @@ def try_connect(
     """A connected client, or None when no daemon (of this user's) answers at
     ``path`` in time, or it is too busy: the caller reads the index directly.
     A socket that fails the ownership checks is reported through ``warn``, and
-    so is a daemon serving another index than ``db`` (when given)."""
+    so are a daemon of another protocol version (an upgrade it was not restarted
+    for) and a daemon serving another index than ``db`` (when given)."""
     client = Client(path, timeout)
     try:
         client.connect()
@@ -216,6 +217,12 @@ def try_connect(
     except RemoteError as exc:
         client.close()
         if exc.code == protocol.BUSY:
+            return None
+        if exc.code == protocol.VERSION_MISMATCH:
+            # A daemon of another release (not restarted since an upgrade): its
+            # answers could mean something else. Say so; the index is read directly.
+            if warn is not None:
+                warn(exc.message)
             return None
         raise
     other = other_index(client, db)

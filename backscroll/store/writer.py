@@ -56,8 +56,6 @@ class FileRow:
     tail_hash: str = ""
     #: The last try could not open the file (permissions, I/O): try again.
     unreadable: bool = False
-    #: What ``forget`` took from this file (schema._m8_forgotten), as stored.
-    forgotten: str = ""
 
     @property
     def fingerprint(self) -> tuple[int, int, int, int]:
@@ -91,7 +89,7 @@ class ApplyReport:
 
 _FILE_COLS = (
     "id, path, host, size, mtime_ns, inode, head_len, head_hash, position, state, "
-    "reader_version, missing, error, tail_hash, unreadable, forgotten"
+    "reader_version, missing, error, tail_hash, unreadable"
 )
 
 _UPSERT_TURN = """
@@ -160,7 +158,7 @@ RETURNING id
 
 def _row(values: tuple[Any, ...]) -> FileRow:
     (fid, path, host, size, mtime, inode, hlen, hhash, pos, state, rver, missing, err,
-     tail, unreadable, forgotten) = values  # fmt: skip
+     tail, unreadable) = values  # fmt: skip
     try:
         parsed = json.loads(state) if state else {}
     except ValueError:
@@ -168,7 +166,7 @@ def _row(values: tuple[Any, ...]) -> FileRow:
     return FileRow(
         int(fid), str(path), str(host), int(size), int(mtime), int(inode), int(hlen),
         str(hhash), int(pos), parsed if isinstance(parsed, dict) else {}, int(rver),
-        bool(missing), err, str(tail or ""), bool(unreadable), str(forgotten or ""),
+        bool(missing), err, str(tail or ""), bool(unreadable),
     )  # fmt: skip
 
 
