@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 
 from backscroll import paths
-from backscroll.client import Client, RemoteError, try_connect
+from backscroll.client import Client, RemoteError, try_connect, warn_stderr
 from backscroll.errors import BackscrollError
 
 TYPE_CHECKING = False  # typing is not imported at run time: this is the CLI's hot path
@@ -50,10 +50,29 @@ def query(
     cfg: Config, method: str, params: dict[str, Any], timeout: float = 60.0
 ) -> dict[str, Any]:
     """The method's result as a dict, with ``"daemon": true|false`` saying who answered."""
-    client = try_connect(cfg.socket_path(), timeout, db=cfg.db_path())
+    passed: list[str] = []
+    client = try_connect(cfg.socket_path(), timeout, warn=_told(passed), db=cfg.db_path())
     if client is not None:
         return _ask(client, method, params)
-    return _direct(cfg, method, params)
+    return _skipped(_direct(cfg, method, params), passed)
+
+
+def _told(passed: list[str]) -> Any:
+    """A ``warn`` for try_connect: said on stderr, and kept for the result."""
+
+    def warn(message: str) -> None:
+        passed.append(message)
+        warn_stderr(message)
+
+    return warn
+
+
+def _skipped(result: dict[str, Any], passed: list[str]) -> dict[str, Any]:
+    """``result`` answered directly, saying why a daemon that answers was not used
+    (``daemon_skipped``: another release, another index, a socket not ours)."""
+    if passed:
+        result["daemon_skipped"] = passed[0]
+    return result
 
 
 def load_config(config_file: Path | None = None) -> Config:
@@ -89,7 +108,8 @@ def query_fast(
         socket, db = cfg.socket_path(), cfg.db_path()
     else:
         socket, db = paths.socket_path_text(), os.path.join(paths.data_dir_text(), "index.db")
-    client = try_connect(socket, timeout, db=db)
+    passed: list[str] = []
+    client = try_connect(socket, timeout, warn=_told(passed), db=db)
     if client is not None:
         return _ask(client, method, params)
-    return _direct(cfg or load_config(config_file), method, params)
+    return _skipped(_direct(cfg or load_config(config_file), method, params), passed)

@@ -283,7 +283,7 @@ def _daemon(cfg: Config) -> list[Finding]:
         pass  # no socket: said below
     said: list[str] = []
     client = try_connect(sock, timeout=5, warn=said.append, db=cfg.db_path())
-    if client is None and said:  # a daemon for another index (another HOME), or not ours
+    if client is None and said:  # another index (HOME) or release, or a socket not ours
         fix = (
             "give each HOME its own XDG_RUNTIME_DIR, or set BACKSCROLL_SOCKET, then start one"
             if "serves another index" in said[0]

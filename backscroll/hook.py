@@ -269,7 +269,13 @@ def _warn_untrusted(message: str) -> None:
     """A socket that failed the ownership checks, or whose daemon serves another
     index, as a JSON log line on stderr (the hook's stdout is the agent's
     context: nothing from that socket reaches it)."""
-    event = "other_index" if "serves another index" in message else "untrusted_socket"
+    event = (
+        "other_index"
+        if "serves another index" in message
+        else "daemon_version"
+        if "protocol mismatch" in message
+        else "untrusted_socket"
+    )
     line = {"level": "warning", "event": event, "error": message}
     with contextlib.suppress(Exception):
         sys.stderr.write(json.dumps(line) + "\n")

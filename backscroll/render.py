@@ -60,7 +60,11 @@ def hits(result: dict[str, Any], tty: bool, color: bool | None = None) -> str:
     color = tty if color is None else color
     lines: list[str] = []
     if result.get("daemon") is False and tty:
-        lines.append("(no daemon running: searched the index directly)")
+        lines.append(
+            f"(daemon not used: {result['daemon_skipped']}; searched the index directly)"
+            if result.get("daemon_skipped")
+            else "(no daemon running: searched the index directly)"
+        )
     lines.extend(str(note) for note in result.get("notes") or [])
     if result.get("message") and (not result.get("hits") or result.get("fallback")):
         lines.append(result["message"])
@@ -186,7 +190,11 @@ def status(result: dict[str, Any]) -> str:
         if daemon.get("last_error"):
             lines.append(f"last error: {daemon['last_error']}")
     else:
-        lines.append("daemon: not running (figures read from the index directly)")
+        lines.append(
+            f"daemon: not used ({result['daemon_skipped']}); figures read from the index"
+            if result.get("daemon_skipped")
+            else "daemon: not running (figures read from the index directly)"
+        )
     lines.append(f"last indexed: {result.get('last_indexed') or 'never'}")
     hosts = result.get("hosts", {})
     roots = result.get("roots", [])

@@ -530,7 +530,9 @@ class Indexer:
                             "fresh": plan.fresh,
                         },
                     )
-                elif report.outcome == "unsupported":
+                elif report.outcome == "unsupported" and (
+                    plan.row is None or plan.row.error != result.unsupported
+                ):  # (said once: a file refused as not the user's is looked at each pass)
                     log.warning(
                         "unsupported file",
                         extra={

@@ -10,6 +10,8 @@ import os
 from datetime import datetime
 from pathlib import Path
 
+import pytest
+
 from backscroll.model import Cursor, ReaderOptions
 from backscroll.readers.aider import START_NOTE, AiderReader
 from backscroll.readers.base import HostEnv, content_key
@@ -235,3 +237,34 @@ def test_the_git_check_runs_nothing_the_repository_configures(tmp_path: Path) ->
     subprocess.run(["git", "-C", str(repo), "config", "core.fsmonitor", str(hook)], check=True)
     assert AiderReader().read(path, None, ReaderOptions()).turns  # untracked: read
     assert not ran.exists()
+
+
+def test_a_refused_history_is_reported_once_not_at_every_pass(
+    tmp_path: Path, isolated_home: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+    import shutil
+    import subprocess
+
+    import pytest
+
+    from backscroll import config, direct
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    path = _real(tmp_path)
+    repo = path.parent
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_SYSTEM": os.devnull}
+    for args in (("init", "-q"), ("add", path.name), ("commit", "-q", "-m", "x")):
+        subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t",
+                        *args], check=True, capture_output=True, env=env)  # fmt: skip
+    old = path.stat().st_mtime - 60
+    os.utime(path, (old, old))  # quiet: looked at again at each pass
+    conf = tmp_path / "config.yaml"
+    conf.write_text(f"index:\n  project_roots: [{str(repo)!r}]\n", encoding="utf-8")
+    cfg = config.load(conf)
+    with caplog.at_level(logging.WARNING, logger="backscroll"):
+        for _ in range(3):
+            direct.index(cfg)
+    said = [r for r in caplog.records if getattr(r, "event", "") == "unsupported_format"]
+    assert len(said) == 1 and "committed to its git repository" in str(vars(said[0])["error"])
