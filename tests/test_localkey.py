@@ -6,7 +6,7 @@ from __future__ import annotations
 import multiprocessing
 from pathlib import Path
 
-from backscroll.localkey import KEY_FILE, MIN_SECRET_BYTES, machine_secret
+from backscroll.team.keys import KEY_FILE, MIN_SECRET_BYTES, machine_secret
 
 
 def test_an_empty_or_broken_secret_file_is_replaced_by_a_real_secret(tmp_path: Path) -> None:

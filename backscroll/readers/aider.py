@@ -227,13 +227,13 @@ class AiderReader(BaseReader):
         return path if path.name == HISTORY_FILE else None
 
     def read(self, path: Path, prev: Cursor | None, opts: ReaderOptions) -> ReadResult:
-        foreign = _not_the_users(path)
+        st = path.stat()
+        foreign = _not_the_users(path, st.st_uid)
         if foreign is not None:
             # Nothing of it stays indexed (an earlier version's turns go too), the
             # reason is kept for explain, and position 0 has it looked at again at
             # each pass: once it is the user's (`git rm --cached`), it is read whole.
             return ReadResult(position=0, replace=True, unsupported=foreign)
-        st = path.stat()
         if prev is not None and prev.position > st.st_size:
             prev = None  # truncated behind our back: start over
         start_ctx = {
@@ -288,12 +288,11 @@ class AiderReader(BaseReader):
         )
 
 
-def _not_the_users(path: Path) -> str | None:
+def _not_the_users(path: Path, owner: int) -> str | None:
     """Why the history at ``path`` is not this user's own, or None. Aider ignores
     its history files in git; one a repository carries came with a clone, and
     one another user owns is theirs: indexed, its text would reach agents (the
     recall hook) as this user's own past sessions."""
-    owner = path.stat().st_uid
     if hasattr(os, "getuid") and owner != os.getuid():
         return f"{path.name} belongs to uid {owner}, not this user: not indexed as yours"
     if _committed(path):

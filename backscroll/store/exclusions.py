@@ -11,7 +11,7 @@ import sqlite3
 from dataclasses import dataclass
 
 from backscroll.errors import BackscrollError
-from backscroll.store.queries import iso, like_prefix
+from backscroll.store.queries import IN_PROJECT, iso, like_prefix
 
 #: How many existing names an error lists.
 SHOWN = 8
@@ -97,8 +97,7 @@ def project_at(conn: sqlite3.Connection, path: str, host: str | None) -> str | N
     """The indexed project ``path`` is in: itself, or from a subdirectory the
     deepest indexed project above it (as the queries match ``--here``)."""
     row = conn.execute(
-        "SELECT project FROM sessions WHERE (project = ?"
-        " OR substr(?, 1, length(project) + 1) = project || '/')"
+        f"SELECT project FROM sessions WHERE {IN_PROJECT}"
         + (" AND host = ?" if host else "")
         + " ORDER BY length(project) DESC LIMIT 1",
         [path, path] + ([host] if host else []),

@@ -90,6 +90,11 @@ def excerpt(marked: str, limit: int) -> tuple[str, list[list[int]], bool, int]:
     return prefix + cut + suffix, kept, True, full
 
 
+#: A session whose project is the path given (twice, as ``?``), or holds it:
+#: ordered by the project's length, the first is the deepest such project.
+IN_PROJECT = "(project = ? OR substr(?, 1, length(project) + 1) = project || '/')"
+
+
 def session_filters(
     host: str | None, project: str | None, session: str | None
 ) -> tuple[list[str], list[Any]]:
@@ -102,11 +107,8 @@ def session_filters(
     if project:
         # The project the path is in: its own sessions, or (from a subdirectory) those
         # of the deepest indexed project above it, so `--here` works anywhere inside one.
-        where.append(
-            "s.project = (SELECT project FROM sessions WHERE project = ?"
-            " OR substr(?, 1, length(project) + 1) = project || '/'"
-            " ORDER BY length(project) DESC LIMIT 1)"
-        )
+        where.append(f"s.project = (SELECT project FROM sessions WHERE {IN_PROJECT}"
+                     " ORDER BY length(project) DESC LIMIT 1)")  # fmt: skip
         path = project.rstrip("/") or "/"
         args.extend([path, path])
     if session:
