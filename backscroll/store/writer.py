@@ -613,9 +613,13 @@ class IndexWriter:
         """Build the secondary indexes before a bulk load ends (its own
         transaction); the load's last rows then update them as they go in.
         Worth it while reader processes still read: the sort overlaps their
-        work instead of following it on one core."""
+        work instead of following it on one core. The full-text index is
+        caught up in the same transaction, for the same reason: the end of the
+        load is then left only the rows written after this (bench/RESULTS.md,
+        eleventh pass)."""
         with self.transaction():
             schema.build_secondary_indexes(self.conn)
+            fts.catch_up(self.conn)
 
     def end_bulk(self) -> None:
         """Build the secondary indexes once and catch the full-text index up.

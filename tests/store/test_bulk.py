@@ -274,6 +274,28 @@ def test_indexes_built_before_a_bulk_loads_end_take_its_later_rows_and_keep_its_
     w.close()
 
 
+def test_indexes_built_before_a_bulk_loads_end_also_catch_its_full_text_index_up(
+    tmp_path: Path,
+) -> None:
+    """``build_indexes`` runs while the reader processes still read: the rows
+    written so far go into the full-text index then too, so what is left for
+    the end of the load, on one core, is only the rows written after it."""
+    w = open_writer(tmp_path / "index.db")
+    w.begin_bulk()
+    w.apply(_update(w, [_turn(i, f"echo {i}") for i in range(30)], size=100, fresh=True))
+    w.build_indexes()
+    assert fts.deferred(w.conn)
+    top = w.conn.execute("SELECT max(id) FROM turns").fetchone()[0]
+    upto = w.conn.execute("SELECT value FROM meta WHERE key = ?", (fts.UPTO,)).fetchone()[0]
+    assert int(upto) == top
+    indexed = w.conn.execute("SELECT count(*) FROM turns_fts WHERE turns_fts MATCH 'echo'")
+    assert indexed.fetchone()[0] == 30
+    w.end_bulk()
+    assert len(_matches(w, "echo")) == 30
+    _fts_is_consistent(w)
+    w.close()
+
+
 def test_a_bulk_load_killed_after_its_early_index_build_is_whole_at_the_next_open(
     tmp_path: Path,
 ) -> None:
