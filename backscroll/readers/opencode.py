@@ -6,6 +6,10 @@ Two stores, one session model:
   ``kilo.db`` for Kilo) with ``session``/``message``/``part`` rows and JSON ``data``.
   Read as a database: each read re-reads only the sessions touched since the
   saved high-water marks and lists them in ``replaced_sessions``.
+- 2.x: the same database, messages in ``session_message`` (one row per message,
+  ``seq`` order; see ``readers/hostdb/opencode.py``). A session with rows there is
+  read from them alone (2.x copies old sessions' messages in); a forked session
+  leaves out the rows it copied from its parent.
 - before v1.2: the JSON tree ``storage/session/<project>/<ses>.json``,
   ``storage/message/<ses>/<msg>.json``, ``storage/part/<msg>/<prt>.json``. The
   unit is the session file: any changed message or part file maps to its
@@ -15,7 +19,10 @@ Both produce the same turns for the same session (keys ``<message id>#<part id>`
 summaries keyed by message id), so a session present in both is one session.
 Indexed: ``text`` parts that are not ``synthetic``/``ignored``; a finished
 compaction summary (assistant message with ``summary: true``) as one summary
-turn. Reasoning, tool, step, file, patch and other parts stay out.
+turn. Reasoning, tool, step, file, patch and other parts stay out. In 2.x: a
+``user`` row's ``text``, an ``assistant`` row's ``text`` items (keys
+``<row id>#<item id>``) and a finished ``compaction`` row's ``summary``; system,
+synthetic, shell and switch rows, reasoning and tool items stay out.
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from backscroll.model import Cursor, Kind, Problem, ReaderOptions, ReadResult, Session, Turn
+from backscroll.model import Cursor, Kind, Problem, ReaderOptions, ReadResult, Role, Session, Turn
 from backscroll.readers.base import (
     MAX_DOCUMENT_BYTES,
     BaseReader,
@@ -45,7 +52,8 @@ from backscroll.readers.hostdb import opencode as q
 
 #: Sessions read per read transaction, so the host is never held up for long.
 BATCH = 64
-STATE_VERSION = 1
+#: 2: marks of 2.x's tables too.
+STATE_VERSION = 2
 
 
 @dataclass(slots=True)
@@ -61,7 +69,8 @@ class Message:
 class OpenCodeReader(BaseReader):
     host: ClassVar[str] = "opencode"
     name: ClassVar[str] = "OpenCode"
-    version: ClassVar[int] = 1
+    #: 2: OpenCode 2.x's ``session_message`` read (databases read again once).
+    version: ClassVar[int] = 2
     kind: ClassVar[Kind] = "database"
 
     #: Directory under the XDG data dir, and the parent of a ``storage/`` tree.
@@ -159,18 +168,21 @@ class OpenCodeReader(BaseReader):
                 if schema:
                     return ReadResult(unsupported=f"unknown schema ({schema}) in {path}")
                 delta = tracking.changes(conn, state, q)
-                v2 = q.v2_session_count(conn) if state is None else 0
-                if v2:
-                    problems.append(Problem(f"{v2} OpenCode 2.x sessions not indexed"))
-            fetched = tracking.fetch_changed(conn, delta, BATCH, q.sessions, _with_messages)
+                found = q.layout(conn)
+            fetched = tracking.fetch_changed(
+                conn, delta, BATCH, q.sessions, lambda c, row: _with_messages(c, found, row)
+            )
         turns: list[Turn] = []
         sessions: list[Session] = []
-        for row, msg_rows, part_rows in fetched:
-            messages = _db_messages(msg_rows, part_rows, problems)
+        for row, msg_rows, part_rows, v2_rows, copied in fetched:
             subagent = bool(row.parent_id)
             if subagent and not opts.include_subagents:
                 continue
-            turns.extend(session_turns(row.id, messages, subagent))
+            if v2_rows:
+                turns.extend(v2_turns(row.id, v2_rows, subagent, copied, problems))
+            else:
+                messages = _db_messages(msg_rows, part_rows, problems)
+                turns.extend(session_turns(row.id, messages, subagent))
             sessions.append(
                 self._session(
                     row.id,
@@ -333,6 +345,66 @@ def session_turns(session_id: str, messages: Iterable[Message], subagent: bool) 
     return turns
 
 
+def v2_turns(
+    session_id: str,
+    rows: Iterable[q.V2Row],
+    subagent: bool,
+    copied: Copied,
+    problems: list[Problem],
+) -> list[Turn]:
+    """The prose turns of one 2.x session, rows in ``seq`` order; ``copied`` are
+    the rows a fork holds as copies of its parent's (indexed with the parent)."""
+    turns: list[Turn] = []
+    tainted = False
+
+    def add(key: str, role: Role, text: str, timestamp: float | None) -> None:
+        turns.append(
+            Turn(
+                session_id,
+                key,
+                role,
+                text,
+                timestamp,
+                len(turns),
+                tainted=tainted and role == "assistant",
+                subagent=subagent,
+            )
+        )
+
+    for row in rows:
+        if row.type not in _V2_READ or (row.seq, row.type, row.data) in copied:
+            continue
+        data = _parse(row.data, f"session_message {row.id}", problems)
+        if data is None:
+            continue
+        timestamp = parse_time(_created(data, row.time_created)) or None
+        if row.type == "user":
+            tainted = False
+            text = data.get("text")
+            if isinstance(text, str) and clean_text(text):
+                add(row.id, "user", clean_text(text), timestamp)
+        elif row.type == "compaction":
+            summary = data.get("summary")
+            if data.get("status") != "running" and isinstance(summary, str) and clean_text(summary):
+                add(row.id, "summary", clean_text(summary), timestamp)
+        else:
+            content = data.get("content")
+            for n, item in enumerate(content if isinstance(content, list) else []):
+                if not isinstance(item, dict):
+                    continue
+                if item.get("type") == "tool" and is_external_tool(item.get("name")):
+                    tainted = True
+                elif not item.get("fallbackNotice") and (text := _prose(item)):
+                    item_id = item.get("id")
+                    add(f"{row.id}#{item_id if isinstance(item_id, str) else n}", "assistant",
+                        text, timestamp)  # fmt: skip
+    return turns
+
+
+#: The 2.x message types whose prose is indexed.
+_V2_READ = frozenset({"user", "assistant", "compaction"})
+
+
 def _prose(part: Mapping[str, Any]) -> str:
     if part.get("type") != "text" or part.get("synthetic") or part.get("ignored"):
         return ""
@@ -400,10 +472,27 @@ def _str(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _with_messages(
-    conn: sqlite3.Connection, row: q.SessionRow
-) -> tuple[q.SessionRow, list[q.MessageRow], list[q.PartRow]]:
-    return row, q.session_messages(conn, row.id), q.session_parts(conn, row.id)
+#: A fork's copies of its parent's rows: (seq, type, data).
+Copied = frozenset[tuple[int, str, str]]
+Fetched = tuple[q.SessionRow, list[q.MessageRow], list[q.PartRow], list[q.V2Row], Copied]
+
+
+def _with_messages(conn: sqlite3.Connection, found: q.Layout, row: q.SessionRow) -> Fetched:
+    v2_rows = q.v2_messages(conn, found, row.id)
+    if v2_rows:  # (2.x's copy of an old session's messages replaces them)
+        copied: Copied = frozenset()
+        if row.fork_of:  # a fork starts with verbatim copies of its parent's rows
+            copied = frozenset(
+                (r.seq, r.type, r.data) for r in q.v2_messages(conn, found, row.fork_of)
+            )
+        return row, [], [], v2_rows, copied
+    return (
+        row,
+        q.session_messages(conn, found, row.id),
+        q.session_parts(conn, found, row.id),
+        [],
+        frozenset(),
+    )
 
 
 # ---------------------------------------------------------------------- legacy tree
