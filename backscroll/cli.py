@@ -421,6 +421,12 @@ class _OnlyCommand:
 
 def _command_of(argv: list[str]) -> str | None:
     """The core command named in ``argv`` (None: build every command's parser)."""
+    command = _first_command(argv)
+    return command if command in CORE_COMMANDS else None
+
+
+def _first_command(argv: list[str]) -> str | None:
+    """The command ``argv`` names, core or not."""
     skip = False
     for token in argv:
         if skip:
@@ -428,7 +434,7 @@ def _command_of(argv: list[str]) -> str | None:
         elif token == "--config":
             skip = True
         elif not token.startswith("-"):
-            return token if token in CORE_COMMANDS else None
+            return token
     return None
 
 
@@ -600,7 +606,16 @@ def main(argv: list[str] | None = None) -> int:
         if args is not None:
             args.config = argv[1]
     if args is None:
-        args = build_parser(_command_of(argv), "--json" in argv).parse_args(argv)
+        hook_command = _first_command(argv) == "hook"  # (its stdout is the agent's context)
+        parser = build_parser(_command_of(argv), "--json" in argv and not hook_command)
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as exc:
+            if exc.code and hook_command:
+                from backscroll import hook  # (exit 2 would block the user's prompt)
+
+                return hook.bad_command(argv)
+            raise
     handler: Handler = args.func
     try:
         code = handler(args)

@@ -47,7 +47,7 @@ def register(sub: Any) -> None:
         help="prompt-time hook: add related past turns to the agent's context",
         description="Reads the host's hook JSON on stdin and, when earlier sessions hold "
         "turns that match the prompt strongly, prints them as additional context. Prints "
-        "nothing otherwise; always exits 0.",
+        "nothing otherwise; exits 0 (1, never 2, for a wrongly written hook command).",
     )
     p.add_argument("host", choices=HOOK_HOSTS, help="the agent host running the hook")
     p.set_defaults(func=cmd_hook)

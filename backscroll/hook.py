@@ -10,7 +10,8 @@ we print a short, bounded block of recalled excerpts as additional context.
 Common words never recall. Otherwise we print nothing.
 
 It must never get in the user's way: any failure prints nothing and exits 0
-(with one JSON log line on stderr), the daemon is asked with a short timeout,
+(with one JSON log line on stderr; a wrongly written hook command exits 1, which
+no host blocks on), the daemon is asked with a short timeout,
 and without a daemon the index is read directly without re-indexing.
 
 Imports stay minimal (no logging setup, no daemon or store modules unless the
@@ -188,7 +189,9 @@ def output(host: str, text: str) -> str:
         }
     else:
         body = {"additionalContext": text}
-    return json.dumps(body, ensure_ascii=False)
+    # ASCII with escapes: every host reads JSON escapes, and the bytes survive a
+    # terminal or pipe whose encoding is not UTF-8 (latin-1, Windows' cp1252).
+    return json.dumps(body)
 
 
 Search = Callable[[dict[str, Any]], Mapping[str, Any] | None]
@@ -298,6 +301,22 @@ def read_index(db: Path, params: dict[str, Any]) -> Mapping[str, Any] | None:
         return result
     finally:
         conn.close()
+
+
+def bad_command(argv: list[str]) -> int:
+    """A hook command the host was given wrongly (an unknown host name, an extra
+    argument): exit 1, which no host blocks the prompt on (exit 2 would), with
+    the fix as a JSON line on stderr after argparse's own message."""
+    line = {
+        "level": "error",
+        "event": "hook_command",
+        "error": f"`backscroll {' '.join(argv)}` is not a hook command: name one of the "
+        f"hosts {', '.join(HOSTS)}, e.g. `backscroll hook claude-code`",
+        "hint": "fix the hook command in the agent's settings; the prompt went on without recall",
+    }
+    with contextlib.suppress(Exception):
+        sys.stderr.write(json.dumps(line) + "\n")
+    return 1
 
 
 def main(host: str, config_path: str | None = None) -> int:

@@ -19,7 +19,9 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import math
 import os
+import re
 import sys
 from collections.abc import Callable, Mapping
 from typing import IO, Any
@@ -69,7 +71,7 @@ def _days(args: Mapping[str, Any]) -> float | None:
     v = args.get("days")
     if v is None:
         return None
-    if not isinstance(v, int | float) or isinstance(v, bool) or v < 0:
+    if not isinstance(v, int | float) or isinstance(v, bool) or not 0 <= v < math.inf:
         raise ToolInputError(f"days must be a number ≥ 0, got {v!r}")
     return float(v)
 
@@ -212,13 +214,8 @@ def _structured(
 
 
 def _error_text(exc: Exception) -> str:
-    if isinstance(exc, ToolInputError):
-        return f"backscroll: {exc}"
     if isinstance(exc, BackscrollError):
-        return (
-            f"backscroll: {exc}. If the index is missing or stale, ask the user to run "
-            "`backscroll index` or start the daemon (`backscroll daemon`)."
-        )
+        return f"backscroll: {exc}"  # (each names its fix: a bad argument, a broken index...)
     return (
         f"backscroll: unexpected error {exc!r}. Try again with a simpler query; if it persists, "
         "ask the user to run `backscroll doctor` and check the MCP server's stderr log."
@@ -237,6 +234,7 @@ INSTRUCTIONS = (
 PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
+INTERNAL_ERROR = -32603
 
 
 class RpcError(Exception):
@@ -267,17 +265,34 @@ class McpServer:
             query = access_query
         self.query: Query = query
 
+    def answer(self, message: Any) -> Any:
+        """The reply to one decoded line: a message, or a batch (a list) of them
+        (MCP 2025-03-26 has clients send batches); None when nothing is owed."""
+        if not isinstance(message, list):
+            return self.handle(message)
+        if not message:
+            return _error(None, INVALID_REQUEST, "an empty batch")
+        replies = [r for r in (self.handle(m) for m in message) if r is not None]
+        return replies or None
+
     def handle(self, message: Any) -> dict[str, Any] | None:
         """The answer to one decoded message (None for a notification or a response)."""
-        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        if not isinstance(message, dict):
             return _error(None, INVALID_REQUEST, "not a JSON-RPC 2.0 message object")
-        if "method" not in message:
-            return None  # a response to a request we never send
         rid = message.get("id")
+        known = rid if _valid_id(rid) else None  # (echoed in an error when readable)
+        if message.get("jsonrpc") != "2.0":
+            return _error(known, INVALID_REQUEST, "not a JSON-RPC 2.0 message object")
+        if "method" not in message:
+            if "result" in message or "error" in message:
+                return None  # a response to a request we never send
+            return _error(known, INVALID_REQUEST, "a request needs a method")
         if "id" not in message:
             return None  # notifications/initialized, notifications/cancelled, ...
-        if not isinstance(rid, str | int) or isinstance(rid, bool):
+        if not _valid_id(rid):
             return _error(None, INVALID_REQUEST, "the request id must be a string or an integer")
+        if not isinstance(message["method"], str):
+            return _error(rid, INVALID_REQUEST, "the method must be a string")
         params = message.get("params")
         if params is not None and not isinstance(params, dict):
             return _error(rid, INVALID_PARAMS, "params must be an object")
@@ -340,15 +355,43 @@ class McpServer:
             except RecursionError:  # (nested deeper than Python's stack: not ours to end on)
                 reply = _error(None, PARSE_ERROR, "not JSON this server reads: nested too deep")
             else:
-                try:
-                    reply = self.handle(message)
-                except RecursionError:
-                    rid = message.get("id") if isinstance(message, dict) else None
-                    reply = _error(rid, INVALID_PARAMS, "arguments nested too deep")
+                reply = self._answer_safely(message)
             if reply is not None:
-                out = json.dumps(reply, ensure_ascii=False, separators=(",", ":"), default=str)
-                stdout.write(out.encode("utf-8") + b"\n")
+                stdout.write(_encode(reply) + b"\n")
                 stdout.flush()
+
+    def _answer_safely(self, message: Any) -> Any:
+        """:meth:`answer`, with a bug in one request answered as an internal error
+        rather than ending the session."""
+        rid = message.get("id") if isinstance(message, dict) else None
+        rid = rid if _valid_id(rid) else None
+        try:
+            return self.answer(message)
+        except RecursionError:
+            return _error(rid, INVALID_PARAMS, "arguments nested too deep")
+        except Exception as exc:
+            log.error("unexpected error answering a request",
+                      extra={"event": "mcp_error", "error": repr(exc)})  # fmt: skip
+            return _error(rid, INTERNAL_ERROR, f"internal error: {type(exc).__name__}")
+
+
+def _valid_id(rid: Any) -> bool:
+    return isinstance(rid, str | int) and not isinstance(rid, bool)
+
+
+#: A UTF-16 surrogate on its own: JSON's ``\\ud83d`` escapes decode to one, and
+#: UTF-8 cannot carry it.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _encode(reply: Any) -> bytes:
+    """One reply line as UTF-8; a lone surrogate (echoed from the request, or in a
+    transcript) becomes U+FFFD rather than ending the server."""
+    out = json.dumps(reply, ensure_ascii=False, separators=(",", ":"), default=str)
+    try:
+        return out.encode("utf-8")
+    except UnicodeEncodeError:
+        return _LONE_SURROGATE.sub("\ufffd", out).encode("utf-8")
 
 
 def _error(rid: Any, code: int, message: str) -> dict[str, Any]:

@@ -373,3 +373,36 @@ def test_a_stemmed_form_of_distinctive_words_recalls(shared: Path) -> None:
     # The HEXPM session says "opentelemetry_exporter" and "constraints".
     done = run_hook(shared, "claude-code", claude_input("the opentelemetry exporters constraint?"))
     assert f"session {HEXPM}" in context_of(done)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["hook", "claude"], ["hook"], ["hook", "claude-code", "--json"], ["hook", "Claude-Code"]],
+)
+def test_a_wrongly_written_hook_command_never_blocks_the_prompt_and_says_the_fix(
+    shared: Path, argv: list[str]
+) -> None:
+    """Exit 2 blocks and erases the prompt in Claude Code, Codex and Gemini CLI;
+    exit 1 is a non-blocking error in each. stderr names the hosts to choose from."""
+    done = subprocess.run(
+        [sys.executable, "-m", "backscroll", *argv],
+        input=json.dumps(claude_input(RECALLS_HEXPM)).encode(),
+        env=hook_env(shared),
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    assert done.stdout == b""
+    last = json.loads(done.stderr.decode().splitlines()[-1])
+    assert last["event"] == "hook_command"
+    assert "claude-code, codex, gemini-cli, copilot-cli" in last["error"]
+
+
+def test_recall_reaches_the_host_on_a_terminal_that_is_not_utf8(shared: Path) -> None:
+    done = run_hook(shared, "claude-code", claude_input(RECALLS_HEXPM),
+                    {"PYTHONIOENCODING": "latin-1"})  # fmt: skip
+    assert done.stderr == b""
+    text = context_of(done)
+    assert text.splitlines()[0] == recall.HEADER
+    done.stdout.decode("ascii")  # (escaped: every host reads JSON escapes)

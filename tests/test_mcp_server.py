@@ -559,3 +559,61 @@ def test_arguments_nested_too_deep_get_an_error_and_the_server_goes_on(anon: Mcp
         assert "error" in reply and "nested too deep" in reply["error"]["message"], reply
     anon.next_id = 901
     assert anon.request("ping")["result"] == {}  # still serving
+
+
+def _raw(proc: McpProcess, line: str) -> Any:
+    """Send one raw line; the decoded reply line."""
+    assert proc.proc.stdin is not None and proc.proc.stdout is not None
+    proc.proc.stdin.write(line + "\n")
+    proc.proc.stdin.flush()
+    reply = proc.proc.stdout.readline()
+    assert reply, f"the server closed stdout; stderr:\n{proc.close()}"
+    return json.loads(reply)
+
+
+def test_a_lone_surrogate_in_a_query_or_an_id_is_answered_and_the_server_goes_on(
+    tmp_path: Path, indexed: dict[str, str]
+) -> None:
+    server = McpProcess(tmp_path, indexed)
+    try:
+        call = ('{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"search_history",'
+                '"arguments":{"query":"parser \\ud83d"}}}')  # fmt: skip
+        reply = _raw(server, call)
+        assert reply["id"] == 7 and "result" in reply, reply
+        reply = _raw(server, '{"jsonrpc":"2.0","id":"a\\ud83d","method":"ping"}')
+        assert reply["id"] == "a\ufffd" and reply["result"] == {}
+        assert _raw(server, '{"jsonrpc":"2.0","id":8,"method":"ping"}') == {
+            "jsonrpc": "2.0", "id": 8, "result": {}}  # fmt: skip
+    finally:
+        server.close()
+
+
+def test_json_rpc_edge_messages_get_the_errors_the_spec_names(anon: McpProcess) -> None:
+    # A batch (MCP 2025-03-26 requires receiving them): one reply per request, in a list.
+    batch = _raw(anon, '[{"jsonrpc":"2.0","id":801,"method":"ping"},'
+                       '{"jsonrpc":"2.0","method":"notifications/progress"},'
+                       '{"jsonrpc":"2.0","id":802,"method":"tools/list"}]')  # fmt: skip
+    assert [r["id"] for r in batch] == [801, 802]
+    assert batch[0]["result"] == {} and "tools" in batch[1]["result"]
+    assert _raw(anon, "[]")["error"]["code"] == -32600
+    # An id with neither a method nor a result or error is an invalid request, answered.
+    assert _raw(anon, '{"jsonrpc":"2.0","id":803}') == {
+        "jsonrpc": "2.0", "id": 803,
+        "error": {"code": -32600, "message": "a request needs a method"}}  # fmt: skip
+    # A readable id is echoed even when the rest of the message is wrong.
+    wrong = _raw(anon, '{"jsonrpc":"1.0","id":804,"method":"ping"}')
+    assert wrong["id"] == 804 and wrong["error"]["code"] == -32600
+    assert _raw(anon, '{"jsonrpc":"2.0","id":805,"method":7}')["error"]["code"] == -32600
+    anon.next_id = 805
+    assert anon.request("ping")["result"] == {}
+
+
+def test_a_refused_request_is_not_blamed_on_a_stale_index(anon: McpProcess) -> None:
+    too_long = anon.call("search_history", {"query": "word " * 2000})
+    assert too_long["isError"] is True
+    assert "backscroll index" not in text_of(too_long)
+    nan = anon.request(
+        "tools/call", {"name": "search_history", "arguments": {"query": "x", "days": float("nan")}}
+    )["result"]
+    assert nan["isError"] is True
+    assert "days must be a number" in text_of(nan) and "since_days" not in text_of(nan)
