@@ -154,7 +154,8 @@ def _search_params(args: argparse.Namespace, cfg: Any) -> dict[str, Any]:
     since = None
     if args.since:
         since = _parse_date(args.since)
-    until = _parse_date(args.until) if args.until else None
+    until = _parse_date(args.until, "--until") if args.until else None
+    _check_window(args.since_days, since, until)
     return {
         k: v
         for k, v in {
@@ -203,14 +204,47 @@ def _query_text(words: list[str]) -> str:
     return " ".join(out)
 
 
-def _parse_date(text: str) -> float:
+def _parse_date(text: str, flag: str = "--since") -> float:
+    """Unix seconds from a date (``2026-05-12``, a time with ``T``, a year
+    ``2026``, a month ``2026-05``, ``20260512``) or Unix seconds (9 digits or
+    more); a bare number of fewer digits is refused, not read as 1970."""
+    import re
+
     from backscroll.readers.base import parse_time
 
-    whole = "T" in text or (text.isascii() and text.isdigit())
-    value = parse_time(text if whole else text + "T00:00:00")
+    text = text.strip()
+    # A year (``2026``) or a month (``2026-05``): its first day.
+    short = re.fullmatch(r"(\d{4})(?:-(\d{2}))?", text) if text.isascii() else None
+    if short is not None:
+        text = f"{short.group(1)}-{short.group(2) or '01'}-01"
+    digits = text.isascii() and text.isdigit()
+    if digits and len(text) != 8 and len(text) < 9:
+        value = None
+    else:
+        value = parse_time(text if "T" in text or digits else text + "T00:00:00")
     if value is None:
-        raise BackscrollError(f"cannot read the date {text!r}; use YYYY-MM-DD")
+        raise BackscrollError(
+            f"cannot read the date {text!r} given to {flag}; use YYYY-MM-DD (or YYYY, YYYY-MM)"
+        )
     return value
+
+
+def _check_window(since_days: float | None, since: float | None, until: float | None) -> None:
+    """The date options, checked here so that the message names them as typed."""
+    import math
+    import time
+
+    if since_days is not None and not (math.isfinite(since_days) and since_days >= 0):
+        raise BackscrollError(f"--since-days must be a number of days ≥ 0, got {since_days}")
+    if since is not None and until is not None and since >= until:
+        raise BackscrollError(
+            "--since must be before --until (no turn can be in that window); swap the dates"
+        )
+    if since_days is not None and until is not None and time.time() - since_days * 86400 >= until:
+        raise BackscrollError(
+            f"--since-days {since_days:g} starts after --until (no turn can be in that window); "
+            "widen or drop one"
+        )
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -278,7 +312,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 def cmd_forget(args: argparse.Namespace) -> int:
     from backscroll import cli_store
 
-    return cli_store.cmd_forget(args, _parse_date)
+    return cli_store.cmd_forget(args, lambda text: _parse_date(text, "--before"))
 
 
 def cmd_daemon(args: argparse.Namespace) -> int:

@@ -400,10 +400,27 @@ def test_a_date_filter_that_hid_every_match_is_named_with_its_side(indexed: Path
 def test_a_date_window_that_ends_before_it_starts_is_refused(indexed: Path) -> None:
     done = _cli("search", "phoenix", "--since", "2026-02-11", "--until", "2026-02-01")
     assert done.returncode == 2
-    assert "since must be before until" in done.stdout + done.stderr
+    assert "--since must be before --until" in done.stdout + done.stderr
     days = _cli("search", "phoenix", "--since-days", "1", "--until", "2026-05-01")
     assert days.returncode == 2
-    assert "since_days starts after until" in days.stdout + days.stderr
+    assert "--since-days 1 starts after --until" in days.stdout + days.stderr
+    nan = _cli("search", "phoenix", "--since-days", "nan")
+    assert nan.returncode == 2 and "--since-days must be a number of days" in nan.stderr
+    assert "since_days" not in nan.stdout + nan.stderr
+
+
+def test_a_bare_year_or_month_means_its_first_day_not_a_unix_time(indexed: Path) -> None:
+    # The session's turns are from 2026-02-10.
+    assert _cli("search", "phoenix", "--since", "2026").returncode == 0
+    assert _cli("search", "phoenix", "--since", "2026-02").returncode == 0
+    later = _cli("search", "phoenix", "--since", "2026-03")
+    assert later.returncode == 1 and "are older" in later.stdout
+    until = _cli("search", "phoenix", "--until", "2026")
+    assert until.returncode == 1 and "are newer" in until.stdout
+    assert _cli("search", "phoenix", "--since", "20260201").returncode == 0
+    short = _cli("search", "phoenix", "--since", "12345")
+    assert short.returncode == 2
+    assert "cannot read the date '12345' given to --since; use YYYY-MM-DD" in short.stderr
 
 
 def test_a_prefix_search_that_missed_is_named_with_its_star(indexed: Path) -> None:
