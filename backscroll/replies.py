@@ -26,6 +26,9 @@ class Reason(TypedDict, total=False):
     #: no_such_session: the hosts holding that id, when another was asked for.
     elsewhere: list[str]
     filters: list[str]
+    #: all_excluded: the words left out (-word, NOT word), and the matches they hid.
+    excluded: list[str]
+    count: int
     some: int
     shown: int
     total: int

@@ -119,6 +119,14 @@ def _filters(r: Mapping[str, Any], n: Mapping[str, str], g: Mapping[str, Any], d
     )
 
 
+def _excluded(r: Mapping[str, Any], n: Mapping[str, str], g: Mapping[str, Any], d: object) -> str:
+    left_out = " or ".join(f"-{w}" for w in r.get("excluded") or [])
+    return (
+        f"no match for {r.get('words')!r} without {left_out}: {r.get('count')} match(es) hold "
+        f"{r.get('words')!r} but also {left_out}; leave out fewer words"
+    )
+
+
 def _window(r: Mapping[str, Any], n: Mapping[str, str], g: Mapping[str, Any], d: object) -> str:
     days = r.get("days")
     window = f"the last {days:g} days" if isinstance(days, int | float) else "the date window"
@@ -249,6 +257,7 @@ _SENTENCES: dict[str, Callable[..., str]] = {
     "some_words_only": _some,
     "no_match_in_window": _window,
     "no_match_with_filters": _filters,
+    "all_excluded": _excluded,
     "no_match": _no_match,
     "no_match_team": lambda r, n, g, d: (
         "no match in the team database; " + _join(["try fewer words", _any_hint(n, g)])

@@ -426,3 +426,31 @@ def test_a_bare_year_or_month_means_its_first_day_not_a_unix_time(indexed: Path)
 def test_a_prefix_search_that_missed_is_named_with_its_star(indexed: Path) -> None:
     done = _cli("search", "zzq*")
     assert done.returncode == 1 and "no match for 'zzq*'" in done.stdout, done.stdout
+
+
+def test_when_leaving_words_out_hid_every_match_the_message_says_so(indexed: Path) -> None:
+    done = _cli("search", "phoenix", "-background")
+    assert done.returncode == 1
+    assert "2 match(es) hold 'phoenix' but also -background" in done.stdout, done.stdout
+    also = _cli("search", "phoenix", "NOT", "background", "--json")
+    reason = json.loads(also.stdout)["reason"]
+    assert reason == {"code": "all_excluded", "words": "phoenix", "excluded": ["background"],
+                      "count": 2}  # fmt: skip
+
+
+def test_a_filter_is_not_blamed_for_words_that_match_nothing_anywhere(indexed: Path) -> None:
+    done = _cli("search", "zzzqqq", "--host", "codex")
+    assert done.returncode == 1
+    assert "no match for 'zzzqqq'" in done.stdout and "--host" not in done.stdout, done.stdout
+    filtered = _cli("search", "phoenix", "--host", "codex")
+    assert "no match for 'phoenix' with --host" in filtered.stdout, filtered.stdout
+
+
+def test_the_any_word_fallback_never_matches_on_common_words_alone(indexed: Path) -> None:
+    typo = _cli("search", "the", "flamingox")
+    assert typo.returncode == 1, typo.stdout
+    assert "no match for 'the flamingox'" in typo.stdout
+    fallback = _cli("search", "the", "phoenix", "flamingox", "--json")
+    data = json.loads(fallback.stdout)
+    assert data["fallback"] == "any" and data["total"] == 2
+    assert all("phoenix" in h["excerpt"].lower() for h in data["hits"])

@@ -303,8 +303,8 @@ def test_empty_answers_say_why(anon: McpProcess) -> None:
     assert "in the last 1 days" in text_of(old) and "are older" in text_of(old)
     # Advice names the tool's arguments, not the CLI's flags.
     assert "drop days" in text_of(old)
-    narrowed = anon.call("search_history", {"query": "zebracrossing", "role": "summary"})
-    assert "with role; drop a filter or use fewer words" in text_of(narrowed)
+    narrowed = anon.call("search_history", {"query": "phoenix", "project": "/no/such/project"})
+    assert "with project; drop a filter or use fewer words" in text_of(narrowed)
     for result in (nomatch, old, narrowed):
         assert " --" not in text_of(result)
 

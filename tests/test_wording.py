@@ -82,7 +82,7 @@ def test_every_code_has_a_one_line_sentence_in_every_client() -> None:
     fields = {"words": "w", "filters": ["host"], "some": 2, "shown": 1, "total": 3, "days": 7,
               "older": 1, "host": "h", "enabled": ["codex"], "session": "s", "key": "k",
               "candidates": [{"session_id": "s1", "host": "codex"}], "around": 9,
-              "until": "x"}  # fmt: skip
+              "until": "x", "excluded": ["test"], "count": 4}  # fmt: skip
     for code in CODES:
         for client in ("cli", "mcp", "viewer"):
             text = message({"code": code, **fields}, client, {})

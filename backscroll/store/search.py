@@ -136,8 +136,14 @@ def search(
     ids, total = yield from _ranked(p, parsed, any_word, fts, now)
     if p.doc_freq:
         ids = yield from _rare_first(p, parsed, out["rarity"], ids, fts, now)
-    if not ids and not any_word and len(parsed.groups) > 1:
-        any_ids, any_total = yield from _ranked(p, parsed, True, fts, now)
+    # Any of the words, leaving out the common ones (a typo beside "the" must not
+    # fall back to every turn holding "the").
+    loose = match.Parsed(
+        groups=[g for g in parsed.groups if not all(t.text.lower() in STOPWORDS for t in g)],
+        exclude=parsed.exclude,
+    )
+    if not ids and not any_word and len(parsed.groups) > 1 and loose.groups:
+        any_ids, any_total = yield from _ranked(p, loose, True, fts, now)
         if any_ids:
             if p.fallback:
                 ids, total, any_word = any_ids, any_total, True
@@ -255,7 +261,18 @@ def _explain_empty(
         name for name in ("host", "project", "role", "session") if getattr(p, name) is not None
     ]
     if narrowed:
-        return {"code": "no_match_with_filters", "words": words, "filters": narrowed}
+        # Blamed only when the words match without them.
+        unfiltered = SearchParams(**{**p.to_dict(), **dict.fromkeys(narrowed)})
+        found, _count = yield from _ranked(unfiltered, parsed, p.any, fts, now)
+        if found:
+            return {"code": "no_match_with_filters", "words": words, "filters": narrowed}
+    if parsed.exclude:
+        kept = match.Parsed(groups=parsed.groups)
+        counted = SearchParams(**{**p.to_dict(), "count": True})
+        found, count = yield from _ranked(counted, kept, p.any, fts, now)
+        if found:
+            excluded = [t.text + ("*" if t.prefix else "") for t in parsed.exclude]
+            return {"code": "all_excluded", "words": words, "excluded": excluded, "count": count}
     if any(" " in term for term in parsed.terms):
         return {"code": "no_match", "words": words, "phrase": True}
     return {"code": "no_match", "words": words}
