@@ -187,8 +187,8 @@ def load(path: Path | None = None, *, known_hosts: tuple[str, ...] | None = None
     import yaml
 
     try:
-        text = path.read_text(encoding="utf-8")
-        data = _load_yaml(text, str(path))
+        text = _read_text(path)
+        data, duplicates = _load_yaml(text, str(path))
     except UnicodeDecodeError as exc:
         raise ConfigError(
             [f"{path}: it is not UTF-8 text ({exc}); save it as UTF-8 (YAML is text)"]
@@ -201,7 +201,41 @@ def load(path: Path | None = None, *, known_hosts: tuple[str, ...] | None = None
         raise ConfigError(
             [f"{path}: not valid YAML ({exc}); fix the syntax where it points"]
         ) from exc
-    return parse(data, str(path), known_hosts=known_hosts)
+    return parse(data, str(path), known_hosts=known_hosts, problems=duplicates)
+
+
+#: A config file is a few hundred bytes; past this, something else is in its place.
+MAX_CONFIG_BYTES = 1024 * 1024
+
+
+def _read_text(path: Path) -> str:
+    """The config file's text, opened non-blocking and only when it is a regular
+    file of at most MAX_CONFIG_BYTES: a FIFO in its place hung the daemon at
+    SIGHUP (and ``config check``), and ``/dev/zero`` ran it out of memory."""
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(str(path))
+        if not stat.S_ISREG(st.st_mode):
+            raise ConfigError(
+                [f"{path}: not a regular file (a FIFO, device or socket); give a YAML file"]
+            )
+        os.set_blocking(fd, True)
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            data = fh.read(MAX_CONFIG_BYTES + 1)
+    finally:
+        os.close(fd)
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(
+            [
+                f"{path}: over {MAX_CONFIG_BYTES} bytes, too large for a config file; "
+                "give the YAML file from config.example.yaml"
+            ]
+        )
+    return data.decode("utf-8")
 
 
 def _refuse_foreign(path: Path) -> None:
@@ -221,9 +255,9 @@ def _refuse_foreign(path: Path) -> None:
         )
 
 
-def _load_yaml(text: str, source: str) -> Any:
-    """``yaml.safe_load``, except that a key given twice in one mapping is an error
-    (PyYAML would keep the last silently), named with its line."""
+def _load_yaml(text: str, source: str) -> tuple[Any, list[str]]:
+    """``yaml.safe_load``, and the keys given twice in one mapping, each named with
+    its line (PyYAML would keep the last silently): problems reported with the rest."""
     import yaml
 
     duplicates: list[str] = []
@@ -252,9 +286,7 @@ def _load_yaml(text: str, source: str) -> Any:
         data = loader.get_single_data()
     finally:
         loader.dispose()
-    if duplicates:
-        raise ConfigError(duplicates)
-    return data
+    return data, duplicates
 
 
 #: Sizes, counts and intervals for which 0 makes no sense (0 is not "off").
@@ -280,12 +312,20 @@ MUST_BE_POSITIVE = frozenset(
 AT_MOST = {"limits.max_hits": MAX_SEARCH_LIMIT}
 
 
-def parse(data: Any, source: str, *, known_hosts: tuple[str, ...] | None = None) -> Config:
+def parse(
+    data: Any,
+    source: str,
+    *,
+    known_hosts: tuple[str, ...] | None = None,
+    problems: list[str] | None = None,
+) -> Config:
+    """The config in ``data``; every problem (with ``problems`` found earlier, such
+    as keys given twice) raised at once in one ConfigError."""
     if data is None:
         data = {}
-    problems: list[str] = []
+    problems = list(problems or [])
     if not isinstance(data, dict):
-        raise ConfigError([f"{source}: the top level must be a mapping of options"])
+        raise ConfigError([*problems, f"{source}: the top level must be a mapping of options"])
     values = _build(Config, data, "", source, problems)
     if isinstance(values, dict):
         hosts = values.get("hosts", {})
@@ -448,15 +488,17 @@ def _convert(tp: Any, value: Any, dotted: str, source: str, problems: list[str])
         ok = isinstance(value, int | float) and not isinstance(value, bool)
         if not ok or value < 0 or (tp is int and not float(value).is_integer()):
             kind = "a whole number" if tp is int else "a number"
+            # (0 is refused below for these: the fix must not offer it)
+            least = "> 0" if dotted in MUST_BE_POSITIVE else "≥ 0"
             if isinstance(value, str):
                 fix = "write it without quotes"
             elif not ok:
                 fix = f"write {kind}"
             elif value < 0:
-                fix = "use 0 or more"
+                fix = "use a number above 0" if dotted in MUST_BE_POSITIVE else "use 0 or more"
             else:
                 fix = "leave out the fraction"
-            problems.append(f"{source}: {dotted}: expected {kind} ≥ 0, got {value!r}; {fix}")
+            problems.append(f"{source}: {dotted}: expected {kind} {least}, got {value!r}; {fix}")
             return _BAD
         if dotted in AT_MOST and value > AT_MOST[dotted]:
             problems.append(

@@ -4,6 +4,7 @@ and ``backscroll config check|show``."""
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -92,7 +93,7 @@ redaction:
         "index.debounce_ms": "write it without quotes",
         "index.on_delete": "use one of them",
         "index.project_roots": "write a YAML list",
-        "limits.max_hits": "≥ 0",
+        "limits.max_hits": "use a number above 0",
         "hosts.claude-cod:": "did you mean `claude-code`?",
         "hosts.claude-cod.enabled": "write true or false",
         "hosts.codex.colour": "unknown option",
@@ -203,7 +204,9 @@ def test_config_check_rejects_zero_sizes_and_intervals_naming_file_and_key(
     assert err.startswith("3 problems:")
     assert f"{path}: index.max_line_bytes: 0 makes no sense here" in err
     assert f"{path}: index.rescan_minutes: 0 makes no sense here" in err
-    assert f"{path}: limits.max_hits: expected a whole number ≥ 0, got -3" in err
+    assert (
+        f"{path}: limits.max_hits: expected a whole number > 0, got -3; use a number above 0" in err
+    )
     assert "debounce_ms" not in err and "ui.port" not in err  # 0 means something there
 
 
@@ -216,6 +219,12 @@ def test_a_key_given_twice_is_an_error_naming_the_key_and_both_lines(
     err = capsys.readouterr().err
     assert f"{path}: line 4: the key 'max_hits' is given twice (first on line 2)" in err
     assert f"{path}: line 6: the key 'log_level' is given twice (first on line 5)" in err
+    assert err.startswith("2 problems:")
+    both = write(tmp_path, "limits:\n  max_hits: 5\n  max_hits: 6\nindex:\n  rescan_minutes: 0\n")
+    assert cli.main(["config", "check", str(both)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("2 problems:"), err  # (the other problems are not hidden)
+    assert "given twice" in err and "index.rescan_minutes: 0 makes no sense here" in err
     merged = write(tmp_path, "base: &b {max_hits: 5}\n")  # anchors alone are not duplicates
     with pytest.raises(ConfigError, match="base: unknown option"):
         config.load(merged)
@@ -230,12 +239,28 @@ def test_config_check_names_the_fix_for_each_kind_of_bad_number(
     err = capsys.readouterr().err
     # A search asks for at most 1000 hits: more passed the check, then failed every search.
     assert f"{path}: limits.max_hits: 5000 is more than the 1000 allowed; use 1000 or less" in err
-    assert "limits.max_turn_chars: expected a whole number ≥ 0, got -5; use 0 or more" in err
+    # (0 is refused for this key too: the fix must not offer it)
+    assert "limits.max_turn_chars: expected a whole number > 0, got -5; use a number above 0" in err
     assert (
-        "limits.max_total_chars: expected a whole number ≥ 0, got 2.5; leave out the fraction"
+        "limits.max_total_chars: expected a whole number > 0, got 2.5; leave out the fraction"
         in err
     )
     assert (
         "index.debounce_ms: expected a whole number ≥ 0, got '100'; write it without quotes" in err
     )
     assert cli.main(["config", "check", str(write(tmp_path, "limits:\n  max_hits: 1000\n"))]) == 0
+
+
+def test_a_fifo_or_a_device_in_the_configs_place_is_refused_not_waited_on(tmp_path: Path) -> None:
+    fifo = tmp_path / "config.yaml"
+    os.mkfifo(fifo)  # (opened blocking, this waited for a writer for ever)
+    with pytest.raises(ConfigError, match="not a regular file"):
+        config.load(fifo)
+    zero = tmp_path / "zero.yaml"
+    zero.symlink_to("/dev/zero")
+    with pytest.raises(ConfigError, match="not a regular file"):
+        config.load(zero)
+    big = tmp_path / "big.yaml"
+    big.write_text("# " + "x" * config.MAX_CONFIG_BYTES + "\n")
+    with pytest.raises(ConfigError, match="too large for a config file"):
+        config.load(big)
