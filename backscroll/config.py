@@ -91,6 +91,9 @@ class ServerConfig:
     max_reply_bytes: int = 16 * 1024 * 1024
     #: Longest search query text, in characters.
     max_query_chars: int = 4096
+    #: Seconds one query may run in the daemon before it is stopped with an error
+    #: saying to narrow it (a query holds one of the daemon's read connections).
+    query_timeout_s: float = 5.0
 
 
 @dataclass(frozen=True)
@@ -299,6 +302,7 @@ MUST_BE_POSITIVE = frozenset(
         "limits.max_total_chars",
         "server.max_request_bytes",
         "server.request_timeout_s",
+        "server.query_timeout_s",
         "server.idle_timeout_s",
         "server.max_connections",
         "team.batch_size",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import os
 import sqlite3
 import time
@@ -21,34 +22,63 @@ from backscroll.daemon.worker import Worker
 from backscroll.indexing.indexer import Summary
 from backscroll.protocol import ProtocolError
 from backscroll.store import fts_enabled, open_async_readonly, queries, run_async, schema
-from backscroll.wire import INDEX_CORRUPT
+from backscroll.wire import INDEX_CORRUPT, TIMEOUT
 
 log = logging.getLogger("backscroll.daemon")
 
 
-class ReadPool:
-    """A few read-only aiosqlite connections, handed out one query at a time."""
+class _Deadline:
+    """When the query on one connection must stop (checked by SQLite's progress
+    handler, on aiosqlite's thread)."""
 
-    def __init__(self, db: Path, size: int = 2) -> None:
+    def __init__(self) -> None:
+        self.at = math.inf
+
+    def passed(self) -> int:
+        return 1 if time.monotonic() > self.at else 0
+
+
+class ReadPool:
+    """A few read-only aiosqlite connections, handed out one query at a time.
+
+    Each query may run ``query_seconds``: past that SQLite interrupts it and the
+    client is told to narrow it. Four connections, so that two heavy searches
+    (26 one-letter prefixes over 18k turns took 3 s) leave room for the rest."""
+
+    def __init__(self, db: Path, size: int = 4, query_seconds: float = 5.0) -> None:
         self.db = db
         self.size = size
-        self._free: asyncio.Queue[aiosqlite.Connection] = asyncio.Queue()
+        self.query_seconds = query_seconds
+        self._free: asyncio.Queue[tuple[aiosqlite.Connection, _Deadline]] = asyncio.Queue()
         self._all: list[aiosqlite.Connection] = []
         self.fts = True
 
     async def open(self) -> None:
         for _ in range(self.size):
             conn = await open_async_readonly(self.db)
+            deadline = _Deadline()
+            await conn.set_progress_handler(deadline.passed, 20_000)
             self._all.append(conn)
-            self._free.put_nowait(conn)
+            self._free.put_nowait((conn, deadline))
         self.fts = bool(await run_async(self._all[0], fts_enabled()))
 
     async def run(self, query: queries.Query) -> Any:
-        conn = await self._free.get()
+        conn, deadline = await self._free.get()
+        deadline.at = time.monotonic() + self.query_seconds
         try:
             return await run_async(conn, query)
+        except sqlite3.OperationalError as exc:
+            if "interrupt" not in str(exc):
+                raise
+            raise ProtocolError(
+                TIMEOUT,
+                f"the query ran longer than {self.query_seconds:g} s and was stopped; narrow "
+                "it: fewer or longer prefixes (a* stands for thousands of words), a host or "
+                "date filter, or fewer hits",
+            ) from None
         finally:
-            self._free.put_nowait(conn)
+            deadline.at = math.inf
+            self._free.put_nowait((conn, deadline))
 
     async def close(self) -> None:
         for conn in self._all:

@@ -180,7 +180,7 @@ class Daemon:
         self.worker.on_unsettled = self._recheck_later(loop)
         indexer.should_stop = lambda: self.worker is not None and self.worker.should_stop()
         self.worker.start()
-        self.pool = ReadPool(self.db)
+        self.pool = ReadPool(self.db, query_seconds=self.config.server.query_timeout_s)
         await self.pool.open()
         idx = self.config.index
         self.debouncer = Debouncer(
@@ -425,6 +425,8 @@ class Daemon:
         self.watcher.set_roots(watch_list(hosts))
         self._check_watches()
         self.ctx.enabled_hosts = [s.host for s in hosts]
+        if self.pool is not None:
+            self.pool.query_seconds = new.server.query_timeout_s
         if new.team != old_team and self.pool is not None:
             await self.team.stop()
             await self.team.start(new, self.pool, self.worker)
