@@ -454,3 +454,18 @@ def test_the_any_word_fallback_never_matches_on_common_words_alone(indexed: Path
     data = json.loads(fallback.stdout)
     assert data["fallback"] == "any" and data["total"] == 2
     assert all("phoenix" in h["excerpt"].lower() for h in data["hits"])
+
+
+def test_an_unreadable_file_that_is_deleted_is_no_longer_counted(indexed: Path) -> None:
+    fifo = indexed / ".claude" / "projects" / PROJECT / "0f1f0000-0000-4000-8000-000000000000.jsonl"
+    os.mkfifo(fifo)
+    first = json.loads(_cli("index", "--json").stdout)
+    assert first["hosts"]["claude-code"]["unreadable_files"] == 1
+    fifo.unlink()
+    again = json.loads(_cli("index", "--json").stdout)
+    assert again["hosts"]["claude-code"]["unreadable_files"] == 0
+    status = _cli("status")
+    assert "unreadable" not in status.stdout, status.stdout
+    explain = _cli("explain", str(fifo))
+    assert "not a regular file" not in explain.stdout, explain.stdout
+    assert json.loads(_cli("index", "--json").stdout)["hosts"]["claude-code"]["turns"] > 0

@@ -228,3 +228,18 @@ def test_a_log_line_that_is_not_json_is_printed_terminal_safe() -> None:
     line = "plain \x1b]0;PWNED\x07 line\n"
     assert format_line(line) == "plain ␛]0;PWNED␇ line"
     assert format_line(line, raw=True) == line.rstrip("\n")  # --json: as written
+
+
+def test_a_library_record_without_an_event_gets_a_stable_one_line_name() -> None:
+    from backscroll.daemon.logging import JsonFormatter
+
+    record = logging.LogRecord(
+        "asyncio", logging.ERROR, __file__, 1,
+        "Unhandled exception in client_connected_cb\ntransport: <UnixTransport closed=True "
+        "at 0x7f3a>", None, None,
+    )  # fmt: skip
+    line = json.loads(JsonFormatter().format(record))
+    assert line["event"] == "unhandled_exception_in_client_connected_cb"
+    assert "0x7f3a" in line["msg"]  # (the detail stays in the message)
+    templated = logging.LogRecord("x", logging.WARNING, __file__, 1, "%s went away", ("p",), None)
+    assert json.loads(JsonFormatter().format(templated))["event"] == "went_away"

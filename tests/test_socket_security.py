@@ -278,14 +278,19 @@ def test_a_client_dribbling_one_byte_at_a_time_still_times_out(
 def test_idle_connections_over_the_maximum_are_closed_oldest_first_to_make_room(
     daemon_factory: DaemonFactory, tmp_path: Path
 ) -> None:
-    """300 idle connections against a cap of 256: the longest-idle ones are closed
-    (without a word) to make room, and every newcomer is served."""
+    """300 idle connections (each served once, then silent) against a cap of 256:
+    the longest-idle ones are closed (without a word) to make room, and every
+    newcomer is served."""
     d = ready_daemon(tmp_path, daemon_factory, config="server:\n  max_connections: 256\n")
     held_already = d.call("status", {})["daemon"]["connections"]  # the harness's own
     socks: list[socket.socket] = []
     try:
-        for _ in range(300):
-            socks.append(blocking_connect(d.socket_path))
+        for n in range(300):
+            s = blocking_connect(d.socket_path)
+            socks.append(s)
+            if n < 256 - held_already:  # (past the cap, a reply could race the eviction)
+                s.sendall(_req("status", {}, rid=n))
+                assert read_reply(s) is not None
         want_closed = 300 + held_already - 256
         closed = _collect_refusals(socks, want=want_closed - held_already)
         assert set(closed) == set(socks[: want_closed - held_already]), "oldest first"
@@ -705,3 +710,28 @@ def test_a_shared_sticky_socket_directory_is_refused_not_made_private(
     assert stat.S_IMODE(os.stat(shared).st_mode) == 0o1777
     assert not (shared / "b.sock").exists()
     assert "BACKSCROLL_SOCKET" in d.stderr_text()
+
+
+def test_a_client_that_has_just_connected_is_not_closed_to_make_room(
+    daemon_factory: DaemonFactory, tmp_path: Path
+) -> None:
+    """At the cap, the newcomer's room comes from a served, idle connection, not
+    from one that connected a moment ago and is about to send (in a burst of
+    clients, those got EOF and no reply)."""
+    d = ready_daemon(tmp_path, daemon_factory, config="server:\n  max_connections: 3\n")
+    assert d.call("status", {})["daemon"]["connections"] == 1  # the harness's own
+    fresh = blocking_connect(d.socket_path)  # connected first, not yet sending
+    assert d.call("status", {})["daemon"]["connections"] == 2  # (idle again after fresh)
+    served = blocking_connect(d.socket_path)
+    served.sendall(_req("status", {}, rid=1))
+    assert read_reply(served) is not None
+    newcomer = blocking_connect(d.socket_path)
+    try:
+        fresh.sendall(_req("status", {}, rid=2))
+        reply = read_reply(fresh)
+        assert reply is not None and reply["id"] == 2, "the fresh connection was closed"
+        newcomer.sendall(_req("status", {}, rid=3))
+        assert (read_reply(newcomer) or {}).get("id") == 3
+    finally:
+        for s in (fresh, served, newcomer):
+            s.close()

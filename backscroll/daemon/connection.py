@@ -63,11 +63,19 @@ async def serve_connection(
             await asyncio.wait_for(writer.wait_closed(), 1)
 
 
+#: Seconds a new connection may take to send its first request before it counts
+#: as idle (and may be closed to make room): a burst of clients that have just
+#: connected must not evict each other before any is served.
+FRESH_GRACE_S = 2.0
+
+
 def _evict_idle(ctx: DaemonContext) -> bool:
     """Close the connection idle the longest; False when none is idle."""
-    if not ctx.idle:
+    now = asyncio.get_running_loop().time()
+    idle = {w: since for w, since in ctx.idle.items() if since <= now}
+    if not idle:
         return False
-    oldest = min(ctx.idle, key=ctx.idle.__getitem__)
+    oldest = min(idle, key=idle.__getitem__)
     del ctx.idle[oldest]
     log.info("closed the longest-idle connection to make room",
              extra={"event": "idle_evicted", "connections": ctx.connections})  # fmt: skip
@@ -85,6 +93,8 @@ async def _loop(
     buf = bytearray()
     #: When the request being received must be complete (its first byte + the timeout).
     deadline: float | None = None
+    #: When this connection counts as idle once it waits (later for a new one).
+    idle_after = loop.time() + FRESH_GRACE_S
     while True:
         nl = buf.find(b"\n")
         if nl > limits.max_request_bytes or (nl < 0 and len(buf) > limits.max_request_bytes):
@@ -97,13 +107,14 @@ async def _loop(
             del buf[: nl + 1]
             if line.strip():
                 await _send(writer, await _answer(ctx, limits, line), limits)
+                idle_after = loop.time()
             deadline = loop.time() + limits.request_timeout_s if buf else None
             continue
         if buf and deadline is None:
             deadline = loop.time() + limits.request_timeout_s
         timeout = deadline - loop.time() if deadline is not None else limits.idle_timeout_s
         if not buf:
-            ctx.idle[writer] = loop.time()
+            ctx.idle[writer] = max(loop.time(), idle_after)
         try:
             chunk = await asyncio.wait_for(reader.read(65536), max(timeout, 0))
         except TimeoutError:
@@ -145,8 +156,14 @@ async def _answer(ctx: DaemonContext, limits: ServerConfig, line: bytes) -> byte
 
 async def _send(writer: asyncio.StreamWriter, data: bytes, limits: ServerConfig) -> None:
     """Write a reply; a client that does not take it within ``write_timeout_s``
-    is dropped (TimeoutError ends its connection)."""
-    writer.write(data)
+    is dropped (TimeoutError ends its connection). A connection closed meanwhile
+    (evicted, or gone) ends as a ConnectionError."""
+    if writer.is_closing():
+        raise ConnectionError("the connection was closed")
+    try:
+        writer.write(data)
+    except RuntimeError as exc:  # (uvloop: "unable to perform operation on ... closed")
+        raise ConnectionError(str(exc)) from None
     try:
         await asyncio.wait_for(writer.drain(), limits.write_timeout_s)
     except TimeoutError:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import sys
 import time
 from typing import IO, Any
@@ -26,6 +27,17 @@ def _extras(record: logging.LogRecord) -> dict[str, Any]:
     }
 
 
+def _event_of(record: logging.LogRecord) -> str:
+    """A stable event name for a record that gives none (a library's): its message
+    template's first line as a lower-case slug, so that no address, path or
+    newline of one occurrence ends up in the name."""
+    template = record.msg if isinstance(record.msg, str) else type(record.msg).__name__
+    first = template.split("\n", 1)[0].split(":", 1)[0]
+    first = re.sub(r"%(?:\([^)]*\))?[-#0 +]*\d*(?:\.\d+)?[a-zA-Z]", " ", first)  # (%s, %(x)d)
+    slug = re.sub(r"[^a-z0-9]+", "_", first.lower()).strip("_")[:60].rstrip("_")
+    return slug or f"{record.name}_{record.levelname.lower()}"
+
+
 class JsonFormatter(logging.Formatter):
     """``{"ts", "level", "event", "msg", ...extras}``; tracebacks under ``traceback``."""
 
@@ -34,7 +46,7 @@ class JsonFormatter(logging.Formatter):
             "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
             + f".{int(record.msecs):03d}Z",
             "level": record.levelname.lower(),
-            "event": getattr(record, "event", None) or record.getMessage().replace(" ", "_"),
+            "event": getattr(record, "event", None) or _event_of(record),
             "msg": record.getMessage(),
             "logger": record.name,
         }

@@ -372,7 +372,8 @@ class Tail:
                     if oversized or len(pending) + len(piece) > limit:
                         self.problems.append(
                             Problem(
-                                f"line longer than {limit} bytes skipped",
+                                f"line longer than {limit} bytes skipped; raise "
+                                "index.max_line_bytes to read it",
                                 line=number,
                                 offset=pending_offset,
                             )

@@ -248,7 +248,8 @@ def _window_reason(turns: list[Turn], past: int | None, total: int) -> Reason | 
 def totals() -> Statements[Totals]:
     """Per-host files, sessions and turns, and the time of the last completed index."""
     files = yield (
-        "SELECT host, count(*), sum(missing), sum(error IS NOT NULL), max(indexed_at)"
+        "SELECT host, count(*), sum(missing), sum(error IS NOT NULL AND NOT missing),"
+        " max(indexed_at)"
         " FROM files GROUP BY host",
         (),
     )

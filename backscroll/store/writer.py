@@ -557,8 +557,14 @@ class IndexWriter:
             )  # fmt: skip
 
     def mark_missing(self, path: str) -> None:
-        """The source vanished; its turns are kept (hosts prune old transcripts)."""
+        """The source vanished; its turns are kept (hosts prune old transcripts). A
+        file that never gave a turn (one that could not be read) leaves no row."""
         with self.transaction():
+            self.conn.execute(
+                "DELETE FROM files WHERE path = ? AND error IS NOT NULL"
+                " AND NOT EXISTS (SELECT 1 FROM turns WHERE file = files.id)",
+                (path,),
+            )
             self.conn.execute("UPDATE files SET missing = 1 WHERE path = ?", (path,))
 
     def forget_missing_file(self, path: str) -> int:

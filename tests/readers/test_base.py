@@ -75,6 +75,7 @@ def test_an_oversized_line_is_skipped_and_reported_with_its_number(tmp_path: Pat
     lines = [line.number for line in tail]
     assert lines == [1, 3]
     assert [p.line for p in tail.problems] == [2]
+    assert "raise index.max_line_bytes to read it" in tail.problems[0].message
 
 
 def test_lines_of_only_whitespace_are_skipped_and_counted_not_reported(tmp_path: Path) -> None:
