@@ -459,6 +459,23 @@ def _command_of(argv: list[str]) -> str | None:
     return command if command in CORE_COMMANDS else None
 
 
+def _unknown_host(args: argparse.Namespace) -> str | None:
+    """The error for a ``--host`` that names no host backscroll knows (the same in
+    every command: search, sessions, show and forget), or None."""
+    host = getattr(args, "host", None)
+    if not host or args.func not in (cmd_search, cmd_sessions, cmd_show, cmd_forget):
+        return None
+    from backscroll.hosts import HOST_NAMES
+
+    if host in HOST_NAMES:
+        return None
+    import difflib
+
+    close = difflib.get_close_matches(host, HOST_NAMES, n=1)
+    hint = f"did you mean {close[0]}? " if close else ""
+    return f"unknown host {host!r}; {hint}the hosts are: {', '.join(HOST_NAMES)}"
+
+
 def _first_command(argv: list[str]) -> str | None:
     """The command ``argv`` names, core or not."""
     skip = False
@@ -651,6 +668,9 @@ def main(argv: list[str] | None = None) -> int:
                 return hook.bad_command(argv)
             raise
     handler: Handler = args.func
+    unknown = _unknown_host(args)
+    if unknown is not None:
+        return _fail(args, unknown, 2)
     try:
         code = handler(args)
         sys.stdout.flush()

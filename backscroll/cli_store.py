@@ -94,8 +94,10 @@ def _forget_report(args: argparse.Namespace, report: Any) -> int:
     if report.excluded:
         print(f"added {report.excluded} exclusion(s): they will not be indexed again")
     elif not args.dry_run:
-        print("the source files are not re-indexed unless they change again "
-              "(--and-exclude keeps them out for good)")  # fmt: skip
+        print(
+            "the forgotten turns stay out when their files are read again; new turns of "
+            "those sessions are indexed as they come (--and-exclude keeps those out too)"
+        )
     if report.scrub_error:
         print(f"warning: the turns are deleted, but the file could not be scrubbed "
               f"({report.scrub_error}), so their text may remain in its free pages; free some "

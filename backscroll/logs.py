@@ -3,7 +3,8 @@
 Sources: a file given with ``--file``; else the journal of the user unit
 (``journalctl --user -u backscroll -o cat``); else launchd's log file
 (``~/Library/Logs/backscroll/backscroll.err.log``). Lines that are not JSON
-(a traceback before logging was set up) are printed as they are.
+(a traceback before logging was set up) are printed as they are, and count as
+warnings for ``--level``; a journald ``<N>`` priority in front is read and left out.
 """
 
 from __future__ import annotations
@@ -31,18 +32,35 @@ def launchd_log() -> Path:
     return Path.home() / "Library" / "Logs" / "backscroll" / "backscroll.err.log"
 
 
+#: A syslog priority's level name (``<3>`` in front of a line written to the journal).
+_PRIORITY_LEVEL = {
+    "0": "critical", "1": "critical", "2": "critical", "3": "error",
+    "4": "warning", "5": "info", "6": "info", "7": "debug",
+}  # fmt: skip
+
+
 def format_line(line: str, min_level: str | None = None, raw: bool = False) -> str | None:
-    """The printable form of one log line, or None when it is filtered out."""
+    """The printable form of one log line, or None when it is filtered out.
+
+    A ``<N>`` journald priority in front is read for the level and left out. A
+    line that is not JSON (a traceback before logging was set up) has the
+    priority's level, else counts as a warning: out of the ordinary, shown by
+    ``--level warning``, not taken for the last error by ``--level error``."""
     line = line.rstrip("\n")
     from backscroll.render import terminal_safe  # (log fields quote paths and transcript text)
 
+    prio = _PRIORITY_LEVEL.get(line[1:2]) if line[:1] == "<" and line[2:3] == ">" else None
+    if prio is not None:
+        line = line[3:]
     try:
         record = json.loads(line)
     except ValueError:
         record = None
     if not isinstance(record, dict):
+        if min_level and _rank(prio or "warning") < _rank(min_level):
+            return None
         return line if raw else str(terminal_safe(line))
-    level = str(record.get("level", "info")).lower()
+    level = str(record.get("level", prio or "info")).lower()
     if min_level and _rank(level) < _rank(min_level):
         return None
     if raw:

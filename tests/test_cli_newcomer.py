@@ -355,8 +355,8 @@ def test_a_no_match_hint_names_here_when_the_project_was_given_so(
 
 def test_forget_of_an_unknown_host_names_each_known_host_once(indexed: Path) -> None:
     done = _cli("forget", "--host", "nosuch")
-    assert done.returncode == 1
-    known = done.stderr.split("hosts backscroll knows: ")[1].split()
+    assert done.returncode == 2
+    known = done.stderr.split("the hosts are: ")[1].split()
     names = [n.rstrip(",") for n in known]
     assert len(names) == len(set(names)) and "goose" in names and "hermes" in names
 
@@ -469,3 +469,29 @@ def test_an_unreadable_file_that_is_deleted_is_no_longer_counted(indexed: Path) 
     explain = _cli("explain", str(fifo))
     assert "not a regular file" not in explain.stdout, explain.stdout
     assert json.loads(_cli("index", "--json").stdout)["hosts"]["claude-code"]["turns"] > 0
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["search", "phoenix", "--host", "claude"],
+        ["sessions", "--host", "claude"],
+        ["show", CLAUDE_SID[:8], "--host", "claude"],
+        ["forget", "--host", "claude"],
+    ],
+)
+def test_an_unknown_host_is_the_same_usage_error_in_every_command(
+    indexed: Path, argv: list[str]
+) -> None:
+    done = _cli(*argv)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "unknown host 'claude'; did you mean claude-code? the hosts are:" in done.stderr
+    as_json = _cli(*argv, "--json")
+    assert "unknown host 'claude'" in json.loads(as_json.stdout)["error"]["message"]
+
+
+def test_forget_says_what_happens_when_the_files_change_again(indexed: Path) -> None:
+    done = _cli("forget", "--session", CLAUDE_SID)
+    assert done.returncode == 0, done.stderr
+    assert "the forgotten turns stay out when their files are read again" in done.stdout
+    assert "not re-indexed unless they change" not in done.stdout

@@ -33,7 +33,6 @@ def indexed(tmp_path: Path, isolated_home: Path) -> Path:
 @pytest.mark.parametrize(
     ("args", "names"),
     [
-        (("--host", "claude"), ["claude-code", "codex"]),
         (("--session", "0123abcd"), [FIRST[:8]]),
         (("--host", "codex", "--session", FIRST[:8]), ["codex"]),
         (("--project", "/no/such/project"), ["indexed projects"]),

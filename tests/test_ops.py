@@ -202,6 +202,24 @@ def test_logs_level_filters_before_counting_the_last_n(
     assert len(capsys.readouterr().out.splitlines()) == 2
 
 
+def test_logs_level_reads_journald_priorities_and_never_takes_a_stray_line_for_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = tmp_path / "daemon.log"
+    log.write_text(
+        '<3>{"ts": "t1", "level": "error", "event": "the_error"}\n'
+        '<6>{"ts": "t2", "level": "info", "event": "later"}\n'
+        "<3>a crash before logging was set up\n"
+        "a stray line of text\n"
+    )
+    assert cli.main(["logs", "--file", str(log), "--level", "error", "-n", "2"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split() == ["t1", "error", "the_error"]  # (its <3> read and left out)
+    assert out[1] == "a crash before logging was set up"
+    assert cli.main(["logs", "--file", str(log), "--level", "warning"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "a stray line of text"
+
+
 def test_logs_follow_without_a_journal_says_why_instead_of_waiting(
     isolated_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
