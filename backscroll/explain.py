@@ -49,8 +49,55 @@ def explain(cfg: Config, raw: str) -> dict[str, Any]:
     if skipped:
         out["notes"] = [skipped]
     else:
-        out["notes"] = _notes(out["row"], item.path, reader.kind, reader.version)
+        notes = _notes(out["row"], item.path, reader.kind, reader.version)
+        excluded = _excluded_notes(cfg, item)
+        out["notes"] = excluded + [n for n in notes if not (excluded and n == "up to date")]
     return out
+
+
+def _excluded_notes(cfg: Config, item: Any) -> list[str]:
+    """The exclusions (``forget --and-exclude``) that keep this file's sessions out
+    of the index, each with the command that undoes it. The file is read to learn
+    its sessions and projects, only when the index holds an exclusion for its host."""
+    from backscroll.store import open_readonly
+    from backscroll.store.exclusions import listing
+
+    db = cfg.db_path()
+    if not db.exists():
+        return []
+    conn = open_readonly(db)
+    try:
+        rules = [r for r in listing(conn) if r.host in ("", item.spec.host)]
+    finally:
+        conn.close()
+    if not rules:
+        return []
+    host = item.spec.host
+    if any(r.kind == "host" and r.value == host for r in rules):
+        return [
+            f"every session of {host} is excluded (forget --and-exclude); "
+            f"`backscroll exclusions remove --host {host}` indexes them again"
+        ]
+    try:
+        result = item.spec.reader.read(item.path, None, item.spec.options)
+    except Exception:
+        return []  # (why it cannot be read is the row's error)
+    projects = {s.session_id: (s.project or "").rstrip("/") for s in result.sessions}
+    for turn in result.turns:
+        projects.setdefault(turn.session_id, "")
+    notes: list[str] = []
+    for sid, project in sorted(projects.items()):
+        if any(r.kind == "session" and r.value == sid for r in rules):
+            notes.append(
+                f"session {sid} is excluded (forget --and-exclude); "
+                f"`backscroll exclusions remove --session {sid}` indexes it again"
+            )
+        elif project and any(r.kind == "project" and r.value == project for r in rules):
+            notes.append(
+                f"session {sid} is in the excluded project {project}; "
+                f"`backscroll exclusions remove --project {project}` indexes it again"
+            )
+    return notes
 
 
 #: Hosts that write each sub-agent's transcript to a file of its own.

@@ -495,3 +495,13 @@ def test_forget_says_what_happens_when_the_files_change_again(indexed: Path) -> 
     assert done.returncode == 0, done.stderr
     assert "the forgotten turns stay out when their files are read again" in done.stdout
     assert "not re-indexed unless they change" not in done.stdout
+
+
+def test_explain_names_the_exclusion_that_keeps_a_files_session_out(indexed: Path) -> None:
+    path = indexed / ".claude" / "projects" / PROJECT / f"{CLAUDE_SID}.jsonl"
+    assert _cli("forget", "--session", CLAUDE_SID, "--and-exclude").returncode == 0
+    done = _cli("explain", str(path))
+    assert done.returncode == 0, done.stderr
+    assert f"session {CLAUDE_SID} is excluded (forget --and-exclude)" in done.stdout
+    assert f"`backscroll exclusions remove --session {CLAUDE_SID}`" in done.stdout
+    assert "up to date" not in done.stdout
