@@ -159,7 +159,7 @@ def test_errors_of_forget_and_exclusions_are_json_with_json(home: Path) -> None:
     _run("index")
     unknown = _error(1, "forget", "--session", "1700")
     assert unknown["error"]["exit_code"] == 1 and "1700" in unknown["error"]["message"]
-    assert _error(1, "forget", "--host", "claudecode")["error"]["exit_code"] == 1
+    assert _error(2, "forget", "--host", "claudecode")["error"]["exit_code"] == 2
     assert _error(1, "exclusions", "remove", "--session", "zzz")["error"]["exit_code"] == 1
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from backscroll.errors import BackscrollError, DatabaseError
 from backscroll.paths import take_back
-from backscroll.store import queries, schema
+from backscroll.store import prefix, queries, schema
 from backscroll.store.carry import CarryReport, carry_exclusions, carry_kept
 from backscroll.store.writer import IndexWriter
 
@@ -166,6 +166,7 @@ async def open_async_readonly(db: Path) -> aiosqlite.Connection:
 
     conn = await aiosqlite.connect(f"file:{db}?mode=ro", uri=True)
     await conn.execute(f"PRAGMA busy_timeout = {schema.BUSY_TIMEOUT_MS}")
+    await prefix.register_async(conn)
     return conn
 
 

@@ -21,6 +21,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from backscroll.store.prefix import FUNCTION, stem_prefix
+
 _TOKEN = re.compile(r'(-?)"([^"]*)"(\*?)|(\S+)')
 _WORDISH = re.compile(r"\w")
 
@@ -29,9 +31,25 @@ _WORDISH = re.compile(r"\w")
 class Term:
     text: str
     prefix: bool = False
+    #: A prefix's shorter stems held by the index (store/prefix.py); set when expanded.
+    stems: tuple[str, ...] | None = None
 
     def fts(self) -> str:
-        return '"' + self.text.replace('"', '""') + '"' + (" *" if self.prefix else "")
+        if self.prefix and self.stems is not None:
+            # Candidates for a word starting with the prefix (checked in SQL after).
+            alternatives = [_quoted(stem_prefix(self.text)) + " *"]
+            alternatives += [_quoted(stem) for stem in self.stems]
+            return "(" + " OR ".join(alternatives) + ")"
+        return _quoted(self.text) + (" *" if self.prefix else "")
+
+    @property
+    def checked(self) -> bool:
+        """A prefix whose candidates are checked against the text (bs_word_prefix)."""
+        return self.prefix and self.stems is not None
+
+
+def _quoted(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"'
 
 
 @dataclass
@@ -102,12 +120,48 @@ def parse(query: str) -> Parsed:
 
 
 def fts_match(parsed: Parsed, any_word: bool) -> str:
-    """The FTS5 MATCH string: every term quoted, operators written here."""
+    """The FTS5 MATCH string: every term quoted, operators written here. A checked
+    prefix to leave out is left to :func:`prefix_checks` (its candidates are more
+    than the turns to leave out)."""
     groups = ["(" + " OR ".join(t.fts() for t in g) + ")" for g in parsed.groups]
     find = " OR ".join(groups) if any_word else " AND ".join(groups)
-    if not parsed.exclude:
+    exclude = [t for t in parsed.exclude if not t.checked]
+    if not exclude:
         return find
-    return f"({find}) NOT (" + " OR ".join(t.fts() for t in parsed.exclude) + ")"
+    return f"({find}) NOT (" + " OR ".join(t.fts() for t in exclude) + ")"
+
+
+def prefix_checks(parsed: Parsed, any_word: bool) -> tuple[str, list[str]]:
+    """SQL on ``t.text`` (`` AND ...``) keeping, of a prefix's candidates, the turns
+    with a word that starts with it: a prefix that must match (its own group,
+    all words wanted), and one to leave out."""
+    where: list[str] = []
+    args: list[str] = []
+    if not any_word:
+        for group in parsed.groups:
+            if len(group) == 1 and group[0].checked:
+                where.append(f"{FUNCTION}(t.text, ?)")
+                args.append(group[0].text)
+    for term in parsed.exclude:
+        if term.checked:
+            where.append(f"NOT {FUNCTION}(t.text, ?)")
+            args.append(term.text)
+    return "".join(" AND " + w for w in where), args
+
+
+def with_stems(parsed: Parsed, stems: dict[str, tuple[str, ...]]) -> Parsed:
+    """``parsed`` with each expandable prefix term's held shorter stems set."""
+
+    def one(term: Term) -> Term:
+        if term.prefix and term.text in stems:
+            return Term(term.text, True, stems[term.text])
+        return term
+
+    return Parsed(
+        [[one(t) for t in g] for g in parsed.groups],
+        [one(t) for t in parsed.exclude],
+        parsed.notes,
+    )
 
 
 def like_escape(text: str) -> str:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from backscroll.errors import DatabaseError
 from backscroll.paths import take_back
-from backscroll.store import fts
+from backscroll.store import fts, prefix
 from backscroll.store.fts import has_fts as has_fts  # (its callers import it from here)
 
 BUSY_TIMEOUT_MS = 5000
@@ -224,9 +224,11 @@ def connect(
         uri = f"file:{path}?mode=ro"
         conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+        prefix.register(conn)
         return conn
     conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
     conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+    prefix.register(conn)
     deadline = clock() + busy_timeout_ms / 1000
     delay = 0.005
     while True:

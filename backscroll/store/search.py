@@ -15,7 +15,7 @@ from typing import Any, cast
 from backscroll import rarity
 from backscroll.protocol import RESULT_SCHEMA, SearchParams
 from backscroll.replies import Hit, Reason, SearchReply
-from backscroll.store import doc_freq, match
+from backscroll.store import doc_freq, match, prefix
 from backscroll.store.queries import (
     MARK_END,
     MARK_START,
@@ -46,6 +46,19 @@ def typing(parsed: match.Parsed, p: SearchParams) -> match.Parsed:
         return parsed
     groups = [*parsed.groups[:-1], [*head, match.Term(last.text, True)]]
     return match.Parsed(groups, parsed.exclude, parsed.notes)
+
+
+def _expanded(
+    parsed: match.Parsed,
+) -> Generator[tuple[str, tuple[Any, ...]], list[Row], match.Parsed]:
+    """Prefix terms with the stems their candidates need (store/prefix.py)."""
+    prefixes = [t.text for g in parsed.groups for t in g if t.prefix]
+    prefixes += [t.text for t in parsed.exclude if t.prefix]
+    prefixes = [p for p in dict.fromkeys(prefixes) if prefix.expandable(p)]
+    if not prefixes:
+        return parsed
+    stems = yield from prefix.held_stems(prefixes)
+    return match.with_stems(parsed, stems)
 
 
 def prefix_of(p: SearchParams) -> bool:
@@ -132,6 +145,7 @@ def search(
             return out
     if fts:
         parsed = typing(parsed, p)
+        parsed = yield from _expanded(parsed)
     any_word = p.any
     ids, total = yield from _ranked(p, parsed, any_word, fts, now)
     if p.doc_freq:
@@ -168,6 +182,8 @@ def _ranked(
     limit = max(p.limit, 1) if p.limit else 10
     if fts:
         expr = match.fts_match(parsed, any_word)
+        checks, check_args = match.prefix_checks(parsed, any_word)
+        where, args = where + checks, [*args, *check_args]
         base = (
             "FROM turns_fts JOIN turns t ON t.id = turns_fts.rowid"
             " JOIN sessions s ON s.id = t.session WHERE turns_fts MATCH ?" + where
@@ -290,6 +306,11 @@ def _hits(
             f" WHERE turns_fts MATCH ? AND turns_fts.rowid IN ({marks})",
             (match.fts_match(parsed, any_word), *ids),
         )
+        words = [t.text for g in parsed.groups for t in g]
+        if words and all(t.checked for g in parsed.groups for t in g):
+            # Only prefixes: a mark on a candidate that does not start with one
+            # (parallel, for pars*) is taken off.
+            rows = [(*r[:-1], prefix.unmark(str(r[-1]), words)) for r in rows]
     else:
         rows = yield (
             f"SELECT {_HIT_COLS}, t.text FROM turns t JOIN sessions s ON s.id = t.session"

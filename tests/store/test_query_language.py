@@ -21,6 +21,15 @@ TURNS = {
     "s-parser": ["the parser crashed on unit test input", "we rewrote the parser tokenizer"],
     "s-parsing": ["parsing is slow in production", "the quick brown fox jumps"],
     "s-other": ["brown fox sleeps", "unit tests pass for the migration"],
+    "s-stems": [
+        "we are optimizing the hot loop",
+        "an optimal plan exists",
+        "run it in parallel over each part",
+        "the parse_config helper reads yaml",
+        "a café near the office",
+        "happiness is a passing build",
+        "parsing runs in parallel now",
+    ],
 }
 
 
@@ -73,6 +82,29 @@ def test_a_star_matches_a_prefix(index: tuple[IndexWriter, bool]) -> None:
     found = texts(ask(index, "pars*"))
     assert "parsing is slow in production" in found
     assert "the parser crashed on unit test input" in found
+
+
+def test_a_prefix_finds_the_words_that_start_with_it_not_those_that_share_its_stem(
+    index: tuple[IndexWriter, bool],
+) -> None:
+    """The index holds stems: optimizing is "optim", parallel "parallel". A prefix
+    is matched against the words as written, with FTS5 and without it alike."""
+    assert texts(ask(index, "optimiz*")) == {"we are optimizing the hot loop"}
+    assert texts(ask(index, "optim*")) == {
+        "we are optimizing the hot loop", "an optimal plan exists"}  # fmt: skip
+    pars = texts(ask(index, "pars*"))
+    assert "run it in parallel over each part" not in pars
+    assert (
+        "parsing is slow in production" in pars and "the parser crashed on unit test input" in pars
+    )
+    assert texts(ask(index, "conf*")) == {"the parse_config helper reads yaml"}
+    assert texts(ask(index, "caf*")) == {"a café near the office"}
+    assert texts(ask(index, "happin*")) == {"happiness is a passing build"}
+    assert texts(ask(index, "optim* -optimiz*")) == {"an optimal plan exists"}
+    assert texts(ask(index, "pars* parallel", fallback=False)) == {"parsing runs in parallel now"}
+    (hit,) = [h for h in ask(index, "pars*")["hits"] if "parallel" in h["excerpt"]]
+    marked = [hit["excerpt"][a:b] for a, b in hit["matches"]]
+    assert len(marked) == 1 and "parsing".startswith(marked[0])  # (not parallel)
 
 
 def test_a_quoted_phrase_stays_a_phrase(index: tuple[IndexWriter, bool]) -> None:
