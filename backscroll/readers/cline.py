@@ -2,9 +2,9 @@
 
 - Extension (``saoudrizwan.claude-dev``): ``tasks/<task id>/ui_messages.json`` under
   every VS Code-family editor; parsed by :mod:`backscroll.readers.cline_ui`. The
-  project comes from the ``# Current Working Directory (...)`` line Cline puts
-  in each ``api_req_started`` request, else from the ``cwdOnTaskInitialization``
-  of the task's item in ``state/taskHistory.json``.
+  project comes from the ``cwdOnTaskInitialization`` of the task's item in
+  ``state/taskHistory.json``, else from the ``# Current Working Directory (...)``
+  line Cline puts in each ``api_req_started`` request.
 - CLI / JetBrains / SDK: ``~/.cline/data/sessions/<id>/<id>.messages.json``
   (``CLINE_DATA_DIR`` moves ``~/.cline/data``, ``CLINE_DIR`` moves ``~/.cline``),
   a ``{version: 1, sessionId, messages: MessageParam[]}`` document written by
@@ -18,6 +18,7 @@ CLI session is listed by ``cline history`` and reopened from there (flags unveri
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 from typing import Any, ClassVar
@@ -49,25 +50,46 @@ def _cli_messages_file(path: Path) -> Path | None:
     return None
 
 
-def _task_history_item(ui_path: Path, task_id: str) -> dict[str, Any]:
-    """The task's item in ``<globalStorage>/state/taskHistory.json``, or {}."""
+#: taskHistory.json files read, by path: (size, mtime) when read, and the
+#: ``cwdOnTaskInitialization`` of each task id (a cold index reads every task of
+#: one history: the document is parsed once, not once per task).
+_HISTORY_CWDS: dict[Path, tuple[tuple[int, int], dict[str, str]]] = {}
+
+
+def _task_start_cwd(ui_path: Path, task_id: str) -> str | None:
+    """``cwdOnTaskInitialization`` of the task's item in
+    ``<globalStorage>/state/taskHistory.json``, or None."""
     index = ui_path.parent.parent.parent / "state" / "taskHistory.json"
     try:
-        items = read_json_document(index)
-    except (OSError, ValueError):
-        return {}
-    if isinstance(items, list):
-        for item in items:
-            if isinstance(item, dict) and str(item.get("id")) == task_id:
-                return item
-    return {}
+        st = index.stat()
+    except OSError:
+        return None
+    stamp = (st.st_size, st.st_mtime_ns)
+    cached = _HISTORY_CWDS.get(index)
+    if cached is None or cached[0] != stamp:
+        try:
+            items = read_json_document(index)
+        except (OSError, ValueError):
+            return None
+        cwds = {
+            str(item.get("id")): cwd
+            for item in (items if isinstance(items, list) else [])
+            if isinstance(item, dict)
+            and isinstance(cwd := item.get("cwdOnTaskInitialization"), str)
+            and cwd
+        }
+        if len(_HISTORY_CWDS) > 64:
+            _HISTORY_CWDS.clear()
+        _HISTORY_CWDS[index] = cached = (stamp, cwds)
+    return cached[1].get(task_id)
 
 
 class ClineReader(TaskStoreReader):
     host: ClassVar[str] = "cline"
     name: ClassVar[str] = "Cline"
     #: 2: CLI prompts out of the SDK's <user_input> wrapping (read again).
-    version: ClassVar[int] = 2
+    #: 3: the project from the task history's start directory first (read again).
+    version: ClassVar[int] = 3
     extension_ids: ClassVar[tuple[str, ...]] = CLINE_IDS
 
     def roots(self, env: HostEnv) -> list[Path]:
@@ -88,20 +110,14 @@ class ClineReader(TaskStoreReader):
         return super().read(path, prev, opts)
 
     def session(self, path: Path, session_id: str, parsed: UiParse) -> Session:
+        """The project is the task's start directory from the history index first
+        (the format notes' order), else the ``# Current Working Directory`` of its
+        requests (which follows the workspace if it moves)."""
         session = super().session(path, session_id, parsed)
-        if session.project:
+        cwd = _task_start_cwd(path, session_id)
+        if not cwd or cwd == session.project:
             return session
-        cwd = _task_history_item(path, session_id).get("cwdOnTaskInitialization")
-        if not isinstance(cwd, str) or not cwd:
-            return session
-        return Session(
-            session_id,
-            project=cwd,
-            title=session.title,
-            started_at=session.started_at,
-            updated_at=session.updated_at,
-            resume_command=None,
-        )
+        return dataclasses.replace(session, project=cwd)
 
 
 # --------------------------------------------------------------------------- CLI sessions

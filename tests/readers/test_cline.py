@@ -248,6 +248,18 @@ def test_project_falls_back_to_task_history(tmp_path: Path) -> None:
     assert read_fresh(reader, path).sessions["1740470400000"].project == "/srv/app"
 
 
+def test_the_task_historys_start_directory_comes_before_the_requests_directory(
+    tmp_path: Path,
+) -> None:
+    path = _task(tmp_path, REAL_TASK, "1000")  # (its requests name /home/dev/webapp)
+    state = tmp_path / EXT / "state" / "taskHistory.json"
+    state.parent.mkdir(parents=True, exist_ok=True)
+    state.write_text(json.dumps([{"id": "1000", "task": "x", "cwdOnTaskInitialization": "/srv"}]))
+    session = read_fresh(reader, path).sessions["1000"]
+    assert session.project == "/srv"
+    assert session.title == "Fix the flaky login test"
+
+
 def test_browser_tool_taints_assistant_text_until_next_prompt(tmp_path: Path) -> None:
     index = read_fresh(reader, _task(tmp_path, REAL_TASK, "1000"))
     tainted = {t.text for t in index.turns.values() if t.tainted}
