@@ -63,6 +63,9 @@ class Session:
     updated_at: float | None = None
     resume_command: str | None = None
     parent_session_id: str | None = None
+    #: ``project`` is a guess (Cursor's chat bubbles): it is stored only while no
+    #: other project is, and never replaces one.
+    project_guess: bool = False
 
     def __reduce__(self) -> tuple[type[Session], tuple[Any, ...]]:
         return (Session, _SESSION_FIELDS(self))

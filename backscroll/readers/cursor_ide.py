@@ -74,7 +74,8 @@ _GENERATING = "generating"
 class CursorReader(BaseReader):
     host: ClassVar[str] = "cursor"
     name: ClassVar[str] = "Cursor"
-    version: ClassVar[int] = 1
+    #: 2: a chat's bubble directory is a guess the workspace folder replaces (read again).
+    version: ClassVar[int] = 2
     kind: ClassVar[Kind] = "database"
 
     def roots(self, env: HostEnv) -> list[Path]:
@@ -225,6 +226,8 @@ def _composer_turns(
         Session(
             cid,
             project=_bubble_project(b for _, b in bubbles),
+            # (the workspace database that lists the chat names its folder: that wins)
+            project_guess=True,
             title=title or (first_line_title(prompts[0]) if prompts else None),
             started_at=parse_time(doc.get("createdAt")),
             updated_at=parse_time(doc.get("lastUpdatedAt")),

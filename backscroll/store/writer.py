@@ -139,7 +139,8 @@ INSERT INTO sessions (host, session_id, project, title, started_at, updated_at,
                       resume_command, source_path, parent_session_id)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (host, session_id) DO UPDATE SET
-    project = coalesce(excluded.project, sessions.project),
+    project = CASE WHEN ? THEN coalesce(sessions.project, excluded.project)
+                   ELSE coalesce(excluded.project, sessions.project) END,
     title = coalesce(excluded.title, sessions.title),
     started_at = CASE
         WHEN sessions.started_at IS NULL THEN excluded.started_at
@@ -496,7 +497,7 @@ class IndexWriter:
         cur = self.conn.execute(
             _UPSERT_SESSION,
             (host, s.session_id, s.project, s.title, s.started_at, s.updated_at,
-             s.resume_command, path, s.parent_session_id),
+             s.resume_command, path, s.parent_session_id, s.project_guess),
         )  # fmt: skip
         return int(cur.fetchone()[0])
 
@@ -681,9 +682,14 @@ def _combine(a: Session, b: Session) -> Session:
     def hi(x: float | None, y: float | None) -> float | None:
         return y if x is None else x if y is None else max(x, y)
 
+    # (a guessed project gives way to one that is not, whichever came first)
+    firm = [x for x in (b, a) if x.project and not x.project_guess]
+    guessed = [x for x in (b, a) if x.project and x.project_guess]
+    project = (firm or guessed or [b])[0]
     return Session(
         a.session_id,
-        project=b.project or a.project,
+        project=project.project,
+        project_guess=project.project_guess,
         title=b.title or a.title,
         started_at=lo(a.started_at, b.started_at),
         updated_at=hi(a.updated_at, b.updated_at),

@@ -441,3 +441,49 @@ def test_a_locked_database_raises_source_busy_quickly(db: Path) -> None:
             READER.read(db, None, ReaderOptions())
         assert time.monotonic() - started < 2
         host.execute("ROLLBACK")
+
+
+@pytest.mark.parametrize("workspace_first", [True, False])
+def test_the_workspace_folder_wins_over_a_bubbles_directory_in_the_index(
+    tmp_path: Path, db: Path, workspace_first: bool
+) -> None:
+    """The workspace database that lists a chat names its folder; the chat's own
+    bubbles carry a directory too (a guess). Whichever is read last, the index
+    keeps the workspace's folder, also after the chat changes and is read again."""
+    from backscroll.store import open_writer
+    from backscroll.store.writer import FileStat, Update
+
+    ws = tmp_path / "Cursor" / "User" / "workspaceStorage" / "abc123"
+    wdb = empty_db(ws / "state.vscdb")
+    (ws / "workspace.json").write_text(json.dumps({"folder": "file:///home/user/the%20app"}))
+    put(wdb, "composer.composerData", {"allComposers": [{"composerId": CID}]}, table="ItemTable")
+    bubble = get(db, f"bubbleId:{CID}:{USER_BUBBLE}")
+    bubble["workspaceProjectDir"] = "/elsewhere/checkout"
+    put(db, f"bubbleId:{CID}:{USER_BUBBLE}", bubble)
+    writer = open_writer(tmp_path / "index.db")
+    saved: dict[Path, Any] = {}
+
+    def read(path: Path) -> None:
+        row = writer.file_row(str(path))
+        result = READER.read(path, saved.get(path), ReaderOptions())
+        writer.apply(Update(path=str(path), host="cursor", stat=FileStat(1, 1, 1),
+                            reader_version=1, based_on=row.fingerprint if row else None,
+                            fresh=row is None, result=result))  # fmt: skip
+        row = writer.file_row(str(path))
+        from backscroll.model import Cursor
+
+        saved[path] = Cursor(row.position, row.state) if row else None
+
+    def project() -> str:
+        return str(writer.conn.execute(
+            "SELECT project FROM sessions WHERE session_id = ?", (CID,)).fetchone()[0])  # fmt: skip
+
+    for path in (wdb, db) if workspace_first else (db, wdb):
+        read(path)
+    assert project() == "/home/user/the app"
+    doc = get(db, f"composerData:{CID}")
+    doc["lastUpdatedAt"] += 1000  # the chat goes on: the global database is read again
+    put(db, f"composerData:{CID}", doc)
+    read(db)
+    assert project() == "/home/user/the app"
+    writer.close()
