@@ -187,6 +187,10 @@ def project_of(args: argparse.Namespace) -> str | None:
     ``--project`` is resolved against it (``~`` expanded). The store matches it or,
     from a subdirectory, the deepest indexed project above it."""
     if getattr(args, "here", False):
+        if getattr(args, "project", None):
+            raise BackscrollError(
+                "give --here or --project, not both (--here is the current directory)"
+            )
         return os.getcwd()
     project: str | None = getattr(args, "project", None)
     return os.path.abspath(os.path.expanduser(project)) if project else None
@@ -289,6 +293,10 @@ def cmd_sessions(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
+    if args.window < 1:
+        raise BackscrollError(f"--window {args.window} shows nothing; give 1 or more turns")
+    if args.around is not None and args.around < 1:
+        raise BackscrollError(f"--around {args.around}: turns are numbered from 1")
     params: dict[str, Any] = {"session": args.session_id, "window": args.window}
     if args.around is not None:
         params["around"] = args.around

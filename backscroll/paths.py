@@ -83,8 +83,25 @@ def is_dir_quietly(path: Path) -> bool:
 
 
 def _env(name: str) -> str | None:
+    """An environment variable naming a path. A relative ``XDG_*`` is ignored, as
+    the XDG spec says; a relative ``BACKSCROLL_HOME`` or ``BACKSCROLL_SOCKET``
+    would follow the current directory (a new index in each), so it is refused."""
     value = os.environ.get(name, "").strip()
-    return os.path.expanduser(value) if value else None
+    if not value:
+        return None
+    value = os.path.expanduser(value)
+    if os.path.isabs(value):
+        return value
+    if name.startswith("XDG_"):
+        return None
+    if name in ("BACKSCROLL_HOME", "BACKSCROLL_SOCKET"):
+        from backscroll.errors import ConfigError
+
+        raise ConfigError(
+            [f"{name}={value} is a relative path, which would change with the current "
+             f"directory; set it to an absolute path (e.g. {os.path.abspath(value)})"]
+        )  # fmt: skip
+    return value
 
 
 def _home() -> str:

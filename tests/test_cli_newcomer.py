@@ -505,3 +505,26 @@ def test_explain_names_the_exclusion_that_keeps_a_files_session_out(indexed: Pat
     assert f"session {CLAUDE_SID} is excluded (forget --and-exclude)" in done.stdout
     assert f"`backscroll exclusions remove --session {CLAUDE_SID}`" in done.stdout
     assert "up to date" not in done.stdout
+
+
+def test_a_relative_backscroll_home_is_refused_and_a_relative_xdg_dir_ignored(
+    indexed: Path, tmp_path: Path
+) -> None:
+    here = tmp_path / "somewhere"
+    here.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "BACKSCROLL_HOME"}
+    done = _cli("status", env={**env, "BACKSCROLL_HOME": "data"}, cwd=here)
+    assert done.returncode == 2
+    assert "BACKSCROLL_HOME=data is a relative path" in done.stderr
+    assert not (here / "data").exists()  # (no index made beside the current directory)
+    xdg = _cli("status", "--json", env={**os.environ, "XDG_CONFIG_HOME": "cfg"}, cwd=here)
+    assert xdg.returncode == 0, xdg.stderr
+
+
+def test_options_that_contradict_or_show_nothing_are_refused(indexed: Path) -> None:
+    both = _cli("search", "phoenix", "--here", "--project", "/p")
+    assert both.returncode == 2 and "give --here or --project, not both" in both.stderr
+    window = _cli("show", CLAUDE_SID[:8], "--window", "0")
+    assert window.returncode == 2 and "--window 0 shows nothing" in window.stderr
+    around = _cli("show", CLAUDE_SID[:8], "--around", "0")
+    assert around.returncode == 2 and "turns are numbered from 1" in around.stderr
