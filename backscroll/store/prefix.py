@@ -30,8 +30,11 @@ FUNCTION = "bs_word_prefix"
 VOCAB = (
     "CREATE VIRTUAL TABLE IF NOT EXISTS temp.turns_vocab USING fts5vocab(main, 'turns_fts', 'row')"
 )
-#: A stem shorter than this is never a candidate (two letters match too much).
-MIN_STEM = 2
+#: A shorter stem is a candidate from this many letters (two-letter stems such as
+#: "in" are in nearly every turn), and at most MAX_STRIP letters shorter than
+#: the prefix (Porter strips "alization" to leave "gener" of "generaliz").
+MIN_STEM = 3
+MAX_STRIP = 5
 
 
 def fold(text: str) -> str:
@@ -81,11 +84,13 @@ async def register_async(conn: Any) -> None:
     await conn.create_function(FUNCTION, 2, word_prefix, deterministic=True)
 
 
-def shorter_stems(prefix: str) -> list[str]:
+def shorter_stems(prefix: str, common: frozenset[str] = frozenset()) -> list[str]:
     """The stems to look up for ``prefix``: its own beginnings from MIN_STEM letters
-    up to all but its last two (the longer ones are in the candidates' prefix)."""
+    (and at most MAX_STRIP short of it) up to all but its last two (the longer
+    ones are in the candidates' prefix); ``common`` words are never candidates."""
     folded = fold(prefix)
-    return [folded[:k] for k in range(MIN_STEM, len(folded) - 1)]
+    low = max(MIN_STEM, len(folded) - MAX_STRIP)
+    return [folded[:k] for k in range(low, len(folded) - 1) if folded[:k] not in common]
 
 
 def stem_prefix(prefix: str) -> str:
@@ -96,17 +101,17 @@ def stem_prefix(prefix: str) -> str:
 
 
 def held_stems(
-    prefixes: list[str],
+    prefixes: list[str], common: frozenset[str] = frozenset()
 ) -> Generator[tuple[str, tuple[Any, ...]], list[Any], dict[str, tuple[str, ...]]]:
     """Per prefix, the shorter stems (:func:`shorter_stems`) the index holds."""
-    wanted = sorted({s for p in prefixes if expandable(p) for s in shorter_stems(p)})
+    wanted = sorted({s for p in prefixes if expandable(p) for s in shorter_stems(p, common)})
     found: set[str] = set()
     if wanted:
         yield (VOCAB, ())
         marks = ",".join("?" * len(wanted))
         rows = yield (f"SELECT term FROM temp.turns_vocab WHERE term IN ({marks})", tuple(wanted))
         found = {str(r[0]) for r in rows}
-    return {p: tuple(s for s in shorter_stems(p) if s in found) for p in prefixes}
+    return {p: tuple(s for s in shorter_stems(p, common) if s in found) for p in prefixes}
 
 
 def unmark(marked: str, prefixes: list[str]) -> str:

@@ -57,7 +57,7 @@ def _expanded(
     prefixes = [p for p in dict.fromkeys(prefixes) if prefix.expandable(p)]
     if not prefixes:
         return parsed
-    stems = yield from prefix.held_stems(prefixes)
+    stems = yield from prefix.held_stems(prefixes, STOPWORDS)
     return match.with_stems(parsed, stems)
 
 
@@ -183,15 +183,26 @@ def _ranked(
     if fts:
         expr = match.fts_match(parsed, any_word)
         checks, check_args = match.prefix_checks(parsed, any_word)
-        where, args = where + checks, [*args, *check_args]
         base = (
             "FROM turns_fts JOIN turns t ON t.id = turns_fts.rowid"
             " JOIN sessions s ON s.id = t.session WHERE turns_fts MATCH ?" + where
         )
-        rows = yield (
-            f"SELECT t.id {base} ORDER BY bm25(turns_fts), t.ts DESC LIMIT ?",
-            (expr, *args, limit),
-        )
+        if checks:
+            # Candidates in rank order, checked only until the page is full (the
+            # inner LIMIT -1 keeps SQLite from moving the check before the sort).
+            rows = yield (
+                f"SELECT c.id FROM (SELECT t.id AS id {base}"
+                " ORDER BY bm25(turns_fts), t.ts DESC LIMIT -1) AS c"
+                f" CROSS JOIN turns t ON t.id = c.id WHERE 1{checks} LIMIT ?",
+                (expr, *args, *check_args, limit),
+            )
+        else:
+            rows = yield (
+                f"SELECT t.id {base} ORDER BY bm25(turns_fts), t.ts DESC LIMIT ?",
+                (expr, *args, limit),
+            )
+        base += checks
+        args = [*args, *check_args]
         if not rows:
             return [], 0
         if not p.count:
