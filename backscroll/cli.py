@@ -213,22 +213,28 @@ def _parse_date(text: str, flag: str = "--since") -> float:
     ``2026``, a month ``2026-05``, ``20260512``) or Unix seconds (9 digits or
     more); a bare number of fewer digits is refused, not read as 1970."""
     import re
+    from datetime import datetime
 
     from backscroll.readers.base import parse_time
 
-    text = text.strip()
+    typed = text.strip()
+    text = typed
     # A year (``2026``) or a month (``2026-05``): its first day.
     short = re.fullmatch(r"(\d{4})(?:-(\d{2}))?", text) if text.isascii() else None
     if short is not None:
         text = f"{short.group(1)}-{short.group(2) or '01'}-01"
     digits = text.isascii() and text.isdigit()
-    if digits and len(text) != 8 and len(text) < 9:
-        value = None
-    else:
+    value: float | None = None
+    if digits and len(text) == 8:  # 20260512: a date, or nothing (never Unix seconds)
+        try:
+            value = parse_time(datetime.strptime(text, "%Y%m%d").isoformat())
+        except ValueError:
+            value = None
+    elif not digits or len(text) >= 9:
         value = parse_time(text if "T" in text or digits else text + "T00:00:00")
     if value is None:
         raise BackscrollError(
-            f"cannot read the date {text!r} given to {flag}; use YYYY-MM-DD (or YYYY, YYYY-MM)"
+            f"cannot read the date {typed!r} given to {flag}; use YYYY-MM-DD (or YYYY, YYYY-MM)"
         )
     return value
 

@@ -21,7 +21,6 @@ import json
 import logging
 import math
 import os
-import re
 import sys
 from collections.abc import Callable, Mapping
 from typing import IO, Any
@@ -379,19 +378,15 @@ def _valid_id(rid: Any) -> bool:
     return isinstance(rid, str | int) and not isinstance(rid, bool)
 
 
-#: A UTF-16 surrogate on its own: JSON's ``\\ud83d`` escapes decode to one, and
-#: UTF-8 cannot carry it.
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def _encode(reply: Any) -> bytes:
-    """One reply line as UTF-8; a lone surrogate (echoed from the request, or in a
-    transcript) becomes U+FFFD rather than ending the server."""
+    """One reply line as UTF-8. A lone surrogate (echoed from the request, or in a
+    transcript) cannot be UTF-8: then the line is written with JSON escapes, which
+    keep it as the client sent it (an id must come back the same)."""
     out = json.dumps(reply, ensure_ascii=False, separators=(",", ":"), default=str)
     try:
         return out.encode("utf-8")
     except UnicodeEncodeError:
-        return _LONE_SURROGATE.sub("\ufffd", out).encode("utf-8")
+        return json.dumps(reply, separators=(",", ":"), default=str).encode("ascii")
 
 
 def _error(rid: Any, code: int, message: str) -> dict[str, Any]:

@@ -421,6 +421,11 @@ def test_a_bare_year_or_month_means_its_first_day_not_a_unix_time(indexed: Path)
     short = _cli("search", "phoenix", "--since", "12345")
     assert short.returncode == 2
     assert "cannot read the date '12345' given to --since; use YYYY-MM-DD" in short.stderr
+    for bad in ("12345678", "2026-13"):  # (not a date; never Unix seconds)
+        done = _cli("search", "phoenix", "--until", bad)
+        assert done.returncode == 2 and f"cannot read the date {bad!r} given to --until" in (
+            done.stderr
+        ), done.stderr
 
 
 def test_a_prefix_search_that_missed_is_named_with_its_star(indexed: Path) -> None:

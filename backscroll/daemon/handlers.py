@@ -4,6 +4,7 @@ connections, so they never wait on the writer."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import math
 import os
@@ -65,8 +66,16 @@ class ReadPool:
     async def run(self, query: queries.Query) -> Any:
         conn, deadline = await self._free.get()
         deadline.at = time.monotonic() + self.query_seconds
+        task = asyncio.ensure_future(run_async(conn, query))
         try:
-            return await run_async(conn, query)
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            # The client went away: stop the statement at SQLite's next progress
+            # check, and take the connection back once it has stopped.
+            deadline.at = 0.0
+            with contextlib.suppress(BaseException):
+                await task
+            raise
         except sqlite3.OperationalError as exc:
             if "interrupt" not in str(exc):
                 raise

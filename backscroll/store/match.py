@@ -36,10 +36,13 @@ class Term:
 
     def fts(self) -> str:
         if self.prefix and self.stems is not None:
-            # Candidates for a word starting with the prefix (checked in SQL after).
-            alternatives = [_quoted(stem_prefix(self.text)) + " *"]
+            # Candidates for a word starting with the prefix (checked in SQL after):
+            # the prefix as FTS5 stems it (using -> us, copying -> copi, a whole
+            # word cut short by many letters), the stems starting with all but its
+            # last letter, and the shorter stems the index holds.
+            alternatives = [_quoted(self.text) + " *", _quoted(stem_prefix(self.text)) + " *"]
             alternatives += [_quoted(stem) for stem in self.stems]
-            return "(" + " OR ".join(alternatives) + ")"
+            return "(" + " OR ".join(dict.fromkeys(alternatives)) + ")"
         return _quoted(self.text) + (" *" if self.prefix else "")
 
     @property

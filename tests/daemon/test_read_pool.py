@@ -58,3 +58,23 @@ def test_a_query_past_its_time_is_stopped_and_others_are_answered_meanwhile(db: 
         assert outcome.code == TIMEOUT
         assert "ran longer than 0.5 s and was stopped; narrow it" in outcome.message
     assert again == 0
+
+
+def test_a_query_whose_client_went_away_is_stopped_not_left_running(db: Path) -> None:
+    async def scenario() -> tuple[float, Any]:
+        pool = ReadPool(db, size=1, query_seconds=60)
+        await pool.open()
+        try:
+            heavy = asyncio.ensure_future(pool.run(one(SLOW)))
+            for _ in range(3):
+                await asyncio.sleep(0)  # (a yield: its statement goes to aiosqlite's thread)
+            heavy.cancel()
+            started = time.monotonic()
+            answer = await pool.run(one("SELECT 6 * 7"))  # the one connection, free again
+            return time.monotonic() - started, answer
+        finally:
+            await pool.close()
+
+    waited, answer = asyncio.run(scenario())
+    assert answer == 42
+    assert waited < 5  # (not the seconds the counting query would have gone on for)

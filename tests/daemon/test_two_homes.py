@@ -6,7 +6,6 @@ own (and says why), and doctor fails the daemon check with the fix."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 
@@ -41,8 +40,14 @@ def test_a_daemon_of_another_index_on_the_shared_socket_is_not_used(
     assert json.loads(own.stdout)["daemon"] is True
 
 
-def test_the_daemon_names_its_index_by_its_real_path(daemon_factory: DaemonFactory) -> None:
-    # (A relative BACKSCROLL_HOME: a client elsewhere must not read it against its own cwd.)
-    d = daemon_factory(env={"BACKSCROLL_HOME": "rel-data"})
+def test_the_daemon_names_its_index_by_its_real_path(
+    daemon_factory: DaemonFactory, tmp_path: Path
+) -> None:
+    # (BACKSCROLL_HOME through a symlink: a client naming the other path is the same index.)
+    real = tmp_path / "real-data"
+    real.mkdir(mode=0o700)
+    link = tmp_path / "link-data"
+    link.symlink_to(real)
+    d = daemon_factory(env={"BACKSCROLL_HOME": str(link)})
     hello = d.call("hello", {"protocol": PROTOCOL_VERSION})
-    assert hello["db"] == os.path.realpath(d.home / "rel-data" / "index.db")
+    assert hello["db"] == str(real.resolve() / "index.db")

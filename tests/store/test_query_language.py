@@ -29,6 +29,7 @@ TURNS = {
         "a café near the office",
         "happiness is a passing build",
         "parsing runs in parallel now",
+        "using the deploying script while copying and studying the generalization",
     ],
 }
 
@@ -102,6 +103,12 @@ def test_a_prefix_finds_the_words_that_start_with_it_not_those_that_share_its_st
     assert texts(ask(index, "happin*")) == {"happiness is a passing build"}
     assert texts(ask(index, "optim* -optimiz*")) == {"an optimal plan exists"}
     assert texts(ask(index, "pars* parallel", fallback=False)) == {"parsing runs in parallel now"}
+    # Whole words whose stems are short (us), changed inside (copi, deploi) or cut
+    # by many letters (gener), as a prefix and as the viewer's last typed word.
+    long_one = "using the deploying script while copying and studying the generalization"
+    for word in ("using", "deploying", "copying", "studying", "generalization", "generaliz"):
+        assert long_one in texts(ask(index, word + "*")), word
+        assert long_one in texts(ask(index, word, prefix=True)), word
     (hit,) = [h for h in ask(index, "pars*")["hits"] if "parallel" in h["excerpt"]]
     marked = [hit["excerpt"][a:b] for a, b in hit["matches"]]
     assert len(marked) == 1 and "parsing".startswith(marked[0])  # (not parallel)
