@@ -135,16 +135,26 @@ def fts_match(parsed: Parsed, any_word: bool) -> str:
 
 
 def prefix_checks(parsed: Parsed, any_word: bool) -> tuple[str, list[str]]:
-    """SQL on ``t.text`` (`` AND ...``) keeping, of a prefix's candidates, the turns
-    with a word that starts with it: a prefix that must match (its own group,
-    all words wanted), and one to leave out."""
+    """SQL on ``t`` (`` AND ...``) keeping, of a prefix's candidates, the turns
+    with a word that starts with it. Every alternative that holds a checked prefix
+    is checked: the prefix's own group (all words wanted), an ``OR`` group, or
+    the whole query (any word): a prefix there by its text, another word by the
+    full-text index. A prefix to leave out is checked by its text."""
     where: list[str] = []
     args: list[str] = []
-    if not any_word:
-        for group in parsed.groups:
-            if len(group) == 1 and group[0].checked:
-                where.append(f"{FUNCTION}(t.text, ?)")
-                args.append(group[0].text)
+    alternatives = [[t for g in parsed.groups for t in g]] if any_word else parsed.groups
+    for terms in alternatives:
+        if not any(t.checked for t in terms):
+            continue
+        either: list[str] = []
+        for term in terms:
+            if term.checked:
+                either.append(f"{FUNCTION}(t.text, ?)")
+                args.append(term.text)
+            else:
+                either.append("t.id IN (SELECT rowid FROM turns_fts WHERE turns_fts MATCH ?)")
+                args.append(term.fts())
+        where.append("(" + " OR ".join(either) + ")")
     for term in parsed.exclude:
         if term.checked:
             where.append(f"NOT {FUNCTION}(t.text, ?)")

@@ -109,6 +109,13 @@ def test_a_prefix_finds_the_words_that_start_with_it_not_those_that_share_its_st
     for word in ("using", "deploying", "copying", "studying", "generalization", "generaliz"):
         assert long_one in texts(ask(index, word + "*")), word
         assert long_one in texts(ask(index, word, prefix=True)), word
+    # In an OR group and with any word wanted, a prefix is checked the same way.
+    either = texts(ask(index, "pars* OR zzznothing"))
+    assert "run it in parallel over each part" not in either
+    assert "parsing is slow in production" in either
+    anyway = texts(ask(index, "pars* fox", any=True))
+    assert "run it in parallel over each part" not in anyway
+    assert {"parsing is slow in production", "brown fox sleeps"} <= anyway
     (hit,) = [h for h in ask(index, "pars*")["hits"] if "parallel" in h["excerpt"]]
     marked = [hit["excerpt"][a:b] for a, b in hit["matches"]]
     assert len(marked) == 1 and "parsing".startswith(marked[0])  # (not parallel)
