@@ -183,3 +183,36 @@ def test_forget_dry_run_counts_and_changes_nothing(planted_home: Path) -> None:
     )  # fmt: skip
     assert json.loads(done.stdout)["sessions"] == 1
     assert direct.query(cfg, "sessions", {"host": "codex"})["sessions"]
+
+
+GITHUB_TOKEN = "ghp_" + "Zq4Lm8Rt2Vx6Bn0Cp3Dk7Fh1Gj5Hs9Kw2Yt"
+
+
+def test_a_secret_quoted_in_an_error_or_a_cut_title_reaches_no_byte_nor_log(
+    isolated_home: Path,
+) -> None:
+    """An unsupported-format message quotes the record's version field; a title is
+    the first prompt cut to a line, which can end inside a quoted password."""
+    projects = isolated_home / ".claude" / "projects"
+    (projects / "-home-u-a").mkdir(parents=True)
+    refused = projects / "-home-u-a" / f"{CLAUDE_SID}.jsonl"
+    record = json.loads(_claude_line("00000000-0000-4000-8000-000000000001", "user", "hi"))
+    record["version"] = f"9.0 token={GITHUB_TOKEN}"
+    refused.write_text(json.dumps(record) + "\n")
+    (projects / "-home-u-b").mkdir()
+    other = "e1e0bada-1959-4eec-a9d2-0bfade768d8f"
+    prompt = ("please connect to the staging database with DB_PASSWORD=\"purple monkey "
+              "dishwasher quasar zebra\" now and run the whole migration suite again")  # fmt: skip
+    line = _claude_line("00000000-0000-4000-8000-000000000002", "user", prompt)
+    (projects / "-home-u-b" / f"{other}.jsonl").write_text(line.replace(CLAUDE_SID, other) + "\n")
+    done = subprocess.run([sys.executable, "-m", "backscroll", "index", "-v"],
+                          capture_output=True, text=True, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "unsupported" in done.stderr and GITHUB_TOKEN not in done.stderr
+    db = config.load().db_path()
+    for name, data in _db_bytes(db):
+        assert GITHUB_TOKEN.encode() not in data, name
+        assert b"purple monkey" not in data, name
+    explain = subprocess.run([sys.executable, "-m", "backscroll", "explain", str(refused)],
+                             capture_output=True, text=True, check=False)  # fmt: skip
+    assert "REDACTED" in explain.stdout and GITHUB_TOKEN not in explain.stdout

@@ -70,9 +70,23 @@ def clean(
         s = _scrubbed(s, "session_id", "project", "title", "resume_command", "parent_session_id")
         if redactor is None:
             return s
-        return _redacted(s, redactor, "title", "resume_command")
+        s = _redacted(s, redactor, "resume_command")
+        if s.title:  # (a title is often a prompt cut short, a quote left open)
+            title = redact_cut(redactor, s.title)
+            s = dataclasses.replace(s, title=title) if title != s.title else s
+        return s
 
     state = without_prose(result.state) if drop else result.state
+    extra: dict[str, Any] = {}
+    if redactor is not None:
+        # An error quotes what it could not use (a version field, a key): redacted too.
+        if result.unsupported:
+            extra["unsupported"] = redactor.redact(scrub(result.unsupported))
+        if result.problems:
+            extra["problems"] = tuple(
+                dataclasses.replace(p, message=redactor.redact(scrub(p.message)))
+                for p in result.problems
+            )
     return dataclasses.replace(
         result,
         state=redact_state(state, redactor) if redactor else state,
@@ -80,7 +94,19 @@ def clean(
         sessions=tuple(session(s) for s in result.sessions if s.session_id not in drop),
         replaced_sessions=frozenset(map(scrub, result.replaced_sessions)),
         removed_sessions=frozenset(map(scrub, result.removed_sessions)),
+        **extra,
     )
+
+
+def redact_cut(redactor: Redactor, text: str) -> str:
+    """``text`` redacted as if a quote it leaves open were closed: a title cut from
+    ``DB_PASSWORD="purple monkey dishwasher"`` ends inside the quoted value, which
+    the rules for quoted secrets match only when it is closed."""
+    for quote in ('"', "'"):
+        if text.count(quote) % 2:
+            redacted = redactor.redact(text + quote)
+            return redacted[: -len(quote)] if redacted.endswith(quote) else redacted
+    return redactor.redact(text)
 
 
 def _redacted(obj: _T, redactor: Redactor, *names: str) -> _T:
@@ -97,8 +123,9 @@ def _redacted(obj: _T, redactor: Redactor, *names: str) -> _T:
 def redact_state(state: Any, redactor: Redactor) -> Any:
     """A reader's saved memo with its prose redacted (backscroll.memo): ids,
     paths and fingerprints stay as the reader wrote them, so that its next read
-    finds the same session and project."""
-    return map_prose(state, redactor.redact)
+    finds the same session and project. Its prose is often cut short (a title
+    candidate): an open quote is read as closed (:func:`redact_cut`)."""
+    return map_prose(state, lambda text: redact_cut(redactor, text))
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

@@ -16,6 +16,7 @@ import logging
 import os
 import stat
 import time
+import traceback
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
@@ -587,11 +588,16 @@ class Indexer:
             self._failed(plan.item, exc, summary)
             return None
         except Exception as exc:  # a reader bug must not stop the daemon
-            log.exception("reader failed", extra={"event": "reader_error", "host": spec.host,
-                          "path": str(plan.item.path), "error": repr(exc)})  # fmt: skip
+            # (its message and traceback may quote the record: redacted like the rest)
+            trace = traceback.format_exc()
+            log.error("reader failed", extra={"event": "reader_error", "host": spec.host,
+                      "path": str(plan.item.path), "error": self._redact(repr(exc)),
+                      "traceback": self._redact(trace)})  # fmt: skip
             self._failed(plan.item, exc, summary)
             return None
         summary.bytes_read += _to_read(plan)
+        if outcome is None:
+            result = self._clean(result)  # (before its problems are logged: they may quote)
         if result.problems:
             summary.problems += len(result.problems)
             for problem in result.problems[:5]:
@@ -608,10 +614,13 @@ class Indexer:
             if len(result.problems) > 5:
                 _log(logging.WARNING, "more malformed records", event="malformed_records",
                      path=str(plan.item.path), count=len(result.problems))  # fmt: skip
-        return result if outcome is not None else self._clean(result)
+        return result
 
     def _clean(self, result: ReadResult) -> ReadResult:
         return clean(result, self.redactor, self.config.exclude.projects)
+
+    def _redact(self, text: str) -> str:
+        return self.redactor.redact(text) if self.redactor is not None else text
 
     def _vanished(self, item: Item, row: FileRow | None, summary: Summary) -> None:
         if row is None:
