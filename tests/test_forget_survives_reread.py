@@ -155,3 +155,27 @@ def test_losing_the_machine_secret_file_does_not_bring_forgotten_turns_back(
     _reader_version_bumped(db)
     direct.index(cfg)
     assert _sessions(db) == {OTHER: before[OTHER]}
+
+
+def test_turns_keyed_by_their_place_stay_out_when_the_file_is_rewritten_with_lines_moved(
+    isolated_home: Path,
+) -> None:
+    """Codex keys turns by their byte offset: a rewrite that moves the lines gave a
+    forgotten turn a new key, and it came back as a new turn."""
+    name = "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.lines1-77.jsonl"
+    day = isolated_home / ".codex" / "sessions" / "2026" / "05" / "11"
+    day.mkdir(parents=True)
+    path = day / name.replace(".lines1-77", "")
+    shutil.copy(FIXTURES / "codex" / name, path)
+    cfg = config.load()
+    direct.index(cfg)
+    db = cfg.db_path()
+    texts = [row[4] for row in dump_turns(db)]
+    assert texts
+    assert cli.main(["forget", "--host", "codex"]) == 0
+    assert dump_turns(db) == []
+    first, rest = path.read_text().split("\n", 1)
+    moved = '{"timestamp":"2026-05-11T11:26:55Z","type":"event_msg","payload":{"type":"x"}}'
+    path.write_text(first + "\n" + moved + "\n" + rest)  # every later line moves
+    direct.index(cfg)
+    assert [row[4] for row in dump_turns(db)] == []

@@ -19,7 +19,7 @@ from typing import Any
 from backscroll.memo import without_prose
 from backscroll.store import exclusions as names
 from backscroll.store import schema
-from backscroll.store.writer import IndexWriter
+from backscroll.store.writer import IndexWriter, text_key
 
 
 @dataclass(frozen=True)
@@ -207,17 +207,15 @@ def _remember(writer: IndexWriter, where: str, args: list[Any]) -> None:
     any file holding them (a new reader version reads every file again; the same
     session in another file) leaves them out (IndexWriter._without_forgotten)."""
     rows = writer.conn.execute(
-        f"SELECT s.session_id, t.key FROM turns t JOIN sessions s ON s.id = t.session"
+        f"SELECT s.session_id, t.key, t.text FROM turns t JOIN sessions s ON s.id = t.session"
         f" WHERE {where}",
         args,
     ).fetchall()
     if not rows:
         return
     mark = writer.forgotten_mark()
-    writer.conn.executemany(
-        "INSERT OR IGNORE INTO forgotten (mark) VALUES (?)",
-        [(mark(str(sid), str(key)),) for sid, key in rows],
-    )
+    marks = [(mark(str(sid), key),) for sid, k, text in rows for key in (str(k), text_key(text))]
+    writer.conn.executemany("INSERT OR IGNORE INTO forgotten (mark) VALUES (?)", marks)
 
 
 def _drop_memo_prose(writer: IndexWriter, file_id: int) -> None:

@@ -303,10 +303,10 @@ class IndexWriter:
 
     def forgotten_mark(self) -> Callable[[str, str], str]:
         """(session id, turn key) -> the mark that notes it as forgotten: SHA-256
-        over this index's salt (made once, in ``meta``) and the two. Kept in the
-        index, never lost apart from the marks. Some hosts' keys are hashes of
-        the text: whoever holds the index can test a guess of a forgotten turn's
-        whole text, not read it."""
+        over this index's salt (made once, in ``meta``) and the two. Each
+        forgotten turn is marked by its key and by its text (:func:`text_key`):
+        whoever holds the index can test a guess of a forgotten turn's whole
+        text, not read it."""
         row = self.conn.execute("SELECT value FROM meta WHERE key = 'forget_salt'").fetchone()
         if row is None:
             import secrets
@@ -334,7 +334,12 @@ class IndexWriter:
         first line). A session left with no turn is not written either."""
         mark = self.forgotten_mark()
         result = update.result
-        marks = [mark(t.session_id, t.key) for t in result.turns]
+        # By key, and by text: a host that keys turns by their place in the file
+        # (Codex, Claude Code records without a uuid) gives a turn another key
+        # when lines move, and a forgotten turn must not come back as new.
+        keyed = [mark(t.session_id, t.key) for t in result.turns]
+        texts = [mark(t.session_id, text_key(t.text)) for t in result.turns]
+        marks = keyed + texts
         found: set[str] = set()
         for i in range(0, len(marks), 500):
             chunk = marks[i : i + 500]
@@ -347,7 +352,7 @@ class IndexWriter:
             )
         if not found:
             return update
-        taken = {i for i, m in enumerate(marks) if m in found}
+        taken = {i for i, (k, t) in enumerate(zip(keyed, texts, strict=True)) if found & {k, t}}
         turns = tuple(t for i, t in enumerate(result.turns) if i not in taken)
         touched = {result.turns[i].session_id for i in taken}
         gone = touched - {t.session_id for t in turns}
@@ -642,6 +647,11 @@ class IndexWriter:
     def checkpoint(self) -> None:
         self._refuse_if_corrupt()
         self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+def text_key(text: str) -> str:
+    """What a turn's text is marked by when it is forgotten (beside its key)."""
+    return "\x01text\x00" + text
 
 
 def _stat_key(st: FileStat) -> tuple[int, int, int]:
