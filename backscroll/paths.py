@@ -175,3 +175,21 @@ def socket_path() -> Path:
 
 def db_path(data: Path | None = None) -> Path:
     return (data or data_dir()) / "index.db"
+
+
+def make_dirs(path: Path, mode: int = 0o700, parents_mode: int = 0o755) -> None:
+    """Create ``path`` with ``mode`` and any missing parent with ``parents_mode``,
+    whatever the umask lets through beyond them (``mkdir -p`` under umask 000
+    makes world-writable parents: ``~/.local``, ``~/.config/systemd``)."""
+    missing = []
+    current = path
+    while not os.path.lexists(current):
+        missing.append(current)
+        if current.parent == current:
+            break
+        current = current.parent
+    for directory in reversed(missing):
+        try:
+            directory.mkdir(mode=mode if directory == path else parents_mode)
+        except FileExistsError:  # (made meanwhile by another process)
+            continue

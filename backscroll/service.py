@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from backscroll.paths import make_dirs
+
 UNIT_NAME = "backscroll.service"
 LABEL = "dev.backscroll.daemon"
 MARKER = "Written by `backscroll service install`"
@@ -411,13 +413,18 @@ def install(
         out.say("would run:" if live else "then you would run:")
         out.lines.extend("    " + _cmd(c) for c in commands)
         return out
-    path.parent.mkdir(parents=True, exist_ok=True)
+    # (modes set here, not left to the umask: a unit file others could write runs
+    # their commands as you)
+    make_dirs(path.parent, 0o755)
     if platform == "launchd":
-        Path(layout.home, "Library", "Logs", "backscroll").mkdir(parents=True, exist_ok=True)
+        make_dirs(Path(layout.home, "Library", "Logs", "backscroll"), 0o700)
     else:  # ProtectSystem=strict cannot create the data directory: make it now.
-        Path(layout.data_dir).mkdir(parents=True, exist_ok=True, mode=0o700)
+        make_dirs(Path(layout.data_dir), 0o700)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.chmod(tmp, 0o644)  # (an older .tmp left with other bits)
     os.replace(tmp, path)
     out.say(f"{'updated' if update else 'wrote'} {path}")
     if not live:

@@ -185,6 +185,23 @@ def test_install_writes_this_installations_executable_and_prints_what_to_run(
     assert Path(os.environ["BACKSCROLL_HOME"]).is_dir()  # ProtectSystem=strict cannot mkdir it
 
 
+def test_install_under_umask_zero_writes_nothing_others_can_change(
+    isolated_home: Path, no_manager: None
+) -> None:
+    """A unit file, or a directory above it, that others can write runs their
+    commands as you: under umask 000 `mkdir -p` made them 0777 and the file 0666."""
+    old = os.umask(0)
+    try:
+        assert run_cli("service", "install") == 0
+    finally:
+        os.umask(old)
+    path = isolated_home / ".config" / "systemd" / "user" / "backscroll.service"
+    modes = {p: p.stat().st_mode & 0o777 for p in (path, *path.parents) if p.is_relative_to(
+        isolated_home) and p != isolated_home}  # fmt: skip
+    assert modes[path] == 0o644
+    assert all(mode & 0o022 == 0 for mode in modes.values()), modes
+
+
 def test_install_honours_xdg_config_home(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_manager: None
 ) -> None:

@@ -13,6 +13,8 @@ import selectors
 import shutil
 import socket
 import stat
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -672,6 +674,20 @@ def test_data_and_socket_are_private_even_when_started_with_umask_zero(
     files = [p for p in d.data_dir.iterdir() if p.is_file()]
     assert d.db_path in files
     assert {p.name: _mode(p) for p in files} == {p.name: 0o600 for p in files}
+
+
+def test_the_directories_made_above_the_data_directory_are_not_world_writable(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "home" / ".local" / "share" / "backscroll"
+    env = {**os.environ, "BACKSCROLL_HOME": str(data), "HOME": str(tmp_path / "home")}
+    with umask(0):  # inherited by the command
+        done = subprocess.run([sys.executable, "-m", "backscroll", "index"], env=env,
+                              capture_output=True, text=True, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert _mode(data) == 0o700
+    for parent in (data.parent, data.parent.parent, data.parent.parent.parent):
+        assert _mode(parent) & 0o022 == 0, (parent, oct(_mode(parent)))
 
 
 def test_world_readable_data_socket_dir_and_database_are_repaired_at_start(

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from backscroll.errors import BackscrollError, DatabaseError
-from backscroll.paths import take_back
+from backscroll.paths import make_dirs, take_back
 from backscroll.store import prefix, queries, schema
 from backscroll.store.carry import CarryReport, carry_exclusions, carry_kept
 from backscroll.store.writer import IndexWriter
@@ -25,7 +25,7 @@ def ensure_private_dir(path: Path) -> None:
     already this user's and private (no access for group or others), and refused
     otherwise."""
     try:
-        path.mkdir(parents=True, exist_ok=True, mode=0o700)
+        make_dirs(path, 0o700)
     except OSError as exc:
         raise DatabaseError(data_dir_problem(path, exc)) from None
     if path.is_symlink():

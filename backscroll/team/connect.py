@@ -15,6 +15,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from backscroll.config import TeamConfig
 from backscroll.errors import BackscrollError
+from backscroll.paths import make_dirs
 from backscroll.team import INSTALL, driver
 from backscroll.team.ddl import SCHEMA_VERSION
 
@@ -163,7 +164,7 @@ def machine_id(team: TeamConfig, data_dir: Path) -> str:
     except (OSError, UnicodeDecodeError):
         pass
     value = uuid.uuid4().hex
-    data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    make_dirs(data_dir, 0o700)
     tmp = stored.with_suffix(".tmp")
     tmp.write_text(value + "\n", encoding="ascii")
     os.replace(tmp, stored)

@@ -22,6 +22,8 @@ import os
 import secrets
 from pathlib import Path
 
+from backscroll.paths import make_dirs
+
 KEY_FILE = "team-key"
 
 
@@ -54,7 +56,7 @@ def machine_secret(data_dir: Path) -> bytes:
             return secret
     except (FileNotFoundError, ValueError):
         pass
-    data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    make_dirs(data_dir, 0o700)
     made = secrets.token_hex(32)
     tmp = data_dir / f".{KEY_FILE}.{os.getpid()}.{secrets.token_hex(4)}"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
