@@ -33,7 +33,15 @@ Platform = Literal["systemd", "launchd"]
 
 #: Environment passed on to the service when set where ``install`` runs: without it
 #: the daemon would look at another index than the CLI does.
-PASSED_ENV = ("BACKSCROLL_HOME", "BACKSCROLL_SOCKET", "BACKSCROLL_CONFIG")
+PASSED_ENV = (
+    "BACKSCROLL_HOME",
+    "BACKSCROLL_SOCKET",
+    "BACKSCROLL_CONFIG",
+    # (the index, the config and several hosts' roots follow these; a user manager
+    # usually has neither, so a daemon without them would use other directories)
+    "XDG_DATA_HOME",
+    "XDG_CONFIG_HOME",
+)
 LAUNCHD_PATH = "/usr/local/bin:/opt/homebrew/bin:/usr/bin:/bin:/usr/sbin:/sbin"
 
 Runner = Callable[[Sequence[str]], int]
@@ -57,10 +65,14 @@ def _quiet(argv: Sequence[str]) -> int:
 
 
 def program() -> list[str]:
-    """This installation's command line for ``backscroll`` (without ``daemon``)."""
+    """This installation's command line for ``backscroll`` (without ``daemon``):
+    the console script that runs, ``python -m backscroll`` when run so (not
+    whatever ``backscroll`` comes first on PATH), else the one on PATH."""
     argv0 = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
     if argv0 is not None and argv0.name == "backscroll" and argv0.is_file():
         return [os.path.abspath(argv0)]
+    if argv0 is not None and argv0.name == "__main__.py" and argv0.parent.name == "backscroll":
+        return [sys.executable, "-m", "backscroll"]
     found = shutil.which("backscroll")
     if found:
         return [os.path.abspath(found)]
@@ -108,14 +120,21 @@ def current_layout(platform: Platform) -> Layout:
 
     cfg = config_mod.load()
     home = Path(os.path.expanduser("~"))
-    env = tuple((k, os.environ[k]) for k in PASSED_ENV if os.environ.get(k, "").strip())
+    # (absolute: the service runs elsewhere than the directory install ran in)
+    env = tuple(
+        (k, os.path.abspath(os.path.expanduser(os.environ[k].strip())))
+        for k in PASSED_ENV
+        if os.environ.get(k, "").strip()
+    )
     roots: tuple[str, ...] = ()
     if platform == "systemd":
         from backscroll.indexing.indexer import build_hosts
+        from backscroll.readers.base import HostEnv
 
+        host_env = HostEnv.current()
         roots = tuple(
             dict.fromkeys(
-                str(r) for s in build_hosts(cfg) if s.reader.kind == "database" for r in s.roots
+                str(r) for s in build_hosts(cfg) for r in s.reader.database_dirs(host_env)
             )
         )
     return Layout(

@@ -323,3 +323,36 @@ def test_program_falls_back_to_this_python_when_no_script_is_on_path(
     monkeypatch.setenv("PATH", "")
     monkeypatch.setattr(sys, "argv", ["pytest"])
     assert service.program() == [sys.executable, "-m", "backscroll"]
+
+
+def test_a_dry_run_from_python_m_carries_this_install_the_xdg_dirs_and_every_database_dir(
+    tmp_path: Path,
+) -> None:
+    """`python -m backscroll service install` names this interpreter, not whatever
+    `backscroll` comes first on PATH; the XDG directories in effect and an absolute
+    BACKSCROLL_CONFIG reach the unit; VS Code's workspaceStorage stays writable."""
+    other = tmp_path / "otherbin"
+    other.mkdir()
+    (other / "backscroll").write_text("#!/bin/sh\nexit 0\n")
+    (other / "backscroll").chmod(0o755)
+    (tmp_path / "run").mkdir()
+    env = {
+        "PATH": f"{other}:/usr/bin:/bin",
+        "HOME": str(tmp_path / "home"),
+        "XDG_DATA_HOME": str(tmp_path / "xd"),
+        "XDG_CONFIG_HOME": str(tmp_path / "xc"),
+        "BACKSCROLL_CONFIG": "rel.yaml",
+        "BACKSCROLL_SERVICE_MANAGER": "none",
+    }
+    (tmp_path / "run" / "rel.yaml").write_text("log_level: info\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "backscroll", "service", "install", "--dry-run"],
+        env=env, cwd=tmp_path / "run", capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    unit = done.stdout
+    assert f"ExecStart={sys.executable} -m backscroll daemon" in unit
+    assert f"Environment=XDG_DATA_HOME={tmp_path / 'xd'}" in unit
+    assert f"Environment=XDG_CONFIG_HOME={tmp_path / 'xc'}" in unit
+    assert f"Environment=BACKSCROLL_CONFIG={tmp_path / 'run' / 'rel.yaml'}" in unit
+    assert f"ReadWritePaths=-{tmp_path / 'xc' / 'Code' / 'User' / 'workspaceStorage'}" in unit
