@@ -18,7 +18,7 @@ from typing import Any
 from backscroll import protocol
 from backscroll.config import Config
 from backscroll.daemon.handlers import DaemonContext, dispatch
-from backscroll.protocol import ProtocolError
+from backscroll.protocol import ProtocolError, check_query_length
 
 log = logging.getLogger("backscroll.ui")
 
@@ -35,6 +35,9 @@ class DaemonBackend:
         self.config = config
 
     async def call(self, method: str, params: dict[str, Any]) -> Any:
+        # (the same limit as a request on the socket: a query of a thousand words
+        # made SQLite's expression tree too deep, an HTTP 500)
+        check_query_length(method, params, self.config.server.max_query_chars)
         return await dispatch(self.ctx, method, params)
 
     async def doctor(self) -> list[dict[str, Any]]:

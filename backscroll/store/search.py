@@ -44,7 +44,8 @@ def typing(parsed: match.Parsed, p: SearchParams) -> match.Parsed:
     *head, last = parsed.groups[-1]
     if last.prefix:
         return parsed
-    groups = [*parsed.groups[:-1], [*head, match.Term(last.text, True)]]
+    # The word as typed (its stem: "running" finds "runs") or any word it begins.
+    groups = [*parsed.groups[:-1], [*head, last, match.Term(last.text, True)]]
     return match.Parsed(groups, parsed.exclude, parsed.notes)
 
 

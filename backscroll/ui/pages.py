@@ -182,7 +182,7 @@ def sessions_page(
     items = result.get("sessions") or []
     groups: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for s in items:
-        project = s.get("project") or "(no project)"
+        project = s.get("project") or ""  # (shown as "(no project)", with no link)
         groups.setdefault(project, {}).setdefault(s["host"], []).append(s)
     host_choices = [("", "every host"), *((h, h) for h in hosts)]
     parts = [
@@ -198,9 +198,13 @@ def sessions_page(
         parts.append(f'<p class="message">{e(result["message"])}</p>')
     for project, by_host in groups.items():
         count = sum(len(v) for v in by_host.values())
+        heading = (
+            f'<a href="/sessions?{e(urlencode({"project": project}))}">{e(project)}</a>'
+            if project
+            else "(no project)"  # (a filter cannot ask for sessions without one)
+        )
         parts.append(
-            f'<section class="group"><h2><a href="/sessions?{e(urlencode({"project": project}))}">'
-            f'{e(project)}</a> <span class="muted">{count} sessions</span></h2>'
+            f'<section class="group"><h2>{heading} <span class="muted">{count} sessions</span></h2>'
         )
         for host, rows in by_host.items():
             parts.append(f'<h3 class="host">{e(host)}</h3><table class="sessions"><tbody>')

@@ -197,3 +197,26 @@ def test_a_number_in_other_digits_is_read_as_no_number_not_a_server_error(
     for path in ("/sessions?limit=%C2%B2", f"/session?id={SESSION}&around=%C2%B2"):
         status, _, _ = viewer.get(path)
         assert status == 200, path
+
+
+def test_a_query_over_the_daemons_length_limit_is_a_sentence_not_an_error(
+    viewer: Viewer,
+) -> None:
+    """A thousand words joined by OR made SQLite's expression tree too deep: an
+    HTTP 500. The viewer takes the same limit as the socket (server.max_query_chars)."""
+    long_query = " OR ".join(f"w{i}" for i in range(1000))
+    status, _, body = viewer.get(f"/results?q={long_query.replace(' ', '+')}")
+    assert status == 200
+    assert "more than the 4096 allowed (server.max_query_chars)" in body
+    status, _, api = viewer.get(f"/api/search?q={long_query.replace(' ', '+')}")
+    assert status == 400 and "server.max_query_chars" in api
+
+
+def test_the_group_of_sessions_without_a_project_has_no_link_that_would_find_none() -> None:
+    from backscroll.ui import pages
+
+    rows = [{"session_id": "s1", "host": "codex", "project": None, "title": "t", "turns": 1,
+             "started_at": None, "updated_at": None, "resume_command": None}]  # fmt: skip
+    body = pages.sessions_page({"sessions": rows}, {}, 50, ["codex"], "csrf")
+    assert "(no project)" in body
+    assert "project=%28no+project%29" not in body and "project=(no" not in body
