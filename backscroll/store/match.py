@@ -33,6 +33,9 @@ class Term:
     prefix: bool = False
     #: A prefix's shorter stems held by the index (store/prefix.py); set when expanded.
     stems: tuple[str, ...] | None = None
+    #: The word still being typed (search as you type): FTS5's stemmed prefix as it
+    #: is, never expanded nor checked (fast, and it keeps the word's stem matches).
+    loose: bool = False
 
     def fts(self) -> str:
         if self.prefix and self.stems is not None:
@@ -166,7 +169,7 @@ def with_stems(parsed: Parsed, stems: dict[str, tuple[str, ...]]) -> Parsed:
     """``parsed`` with each expandable prefix term's held shorter stems set."""
 
     def one(term: Term) -> Term:
-        if term.prefix and term.text in stems:
+        if term.prefix and not term.loose and term.text in stems:
             return Term(term.text, True, stems[term.text])
         return term
 

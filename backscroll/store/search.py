@@ -44,8 +44,9 @@ def typing(parsed: match.Parsed, p: SearchParams) -> match.Parsed:
     *head, last = parsed.groups[-1]
     if last.prefix:
         return parsed
-    # The word as typed (its stem: "running" finds "runs") or any word it begins.
-    groups = [*parsed.groups[:-1], [*head, last, match.Term(last.text, True)]]
+    # FTS5's own prefix of the word's stem ("running" finds runs and runners): a
+    # hint that follows the keystrokes, fast; `word*` typed is matched exactly.
+    groups = [*parsed.groups[:-1], [*head, match.Term(last.text, True, loose=True)]]
     return match.Parsed(groups, parsed.exclude, parsed.notes)
 
 
@@ -53,8 +54,8 @@ def _expanded(
     parsed: match.Parsed,
 ) -> Generator[tuple[str, tuple[Any, ...]], list[Row], match.Parsed]:
     """Prefix terms with the stems their candidates need (store/prefix.py)."""
-    prefixes = [t.text for g in parsed.groups for t in g if t.prefix]
-    prefixes += [t.text for t in parsed.exclude if t.prefix]
+    prefixes = [t.text for g in parsed.groups for t in g if t.prefix and not t.loose]
+    prefixes += [t.text for t in parsed.exclude if t.prefix and not t.loose]
     prefixes = [p for p in dict.fromkeys(prefixes) if prefix.expandable(p)]
     if not prefixes:
         return parsed
