@@ -5,14 +5,19 @@ The index holds Porter stems, and FTS5 stems a prefix before matching it, so
 word starting so is indexed as ``optim``). A prefix is matched in two steps:
 
 1. Candidates, a superset of the turns holding a word that starts with it: the
-   stems that begin with all but its last letter (Porter may change the last
-   letter it keeps: ``busy`` → ``busi``), and the shorter stems the index holds
-   that the prefix itself begins with (``optim`` for ``optimiz``), looked up
-   in the index's vocabulary (:func:`expand`).
-2. The turn's text is checked for a word that really starts with the prefix
-   (:func:`word_prefix`, an SQL function on every connection of the index), for
-   a prefix that must match (its own group under "all words") and one to leave
-   out. In an ``OR`` group the candidates stand as they are.
+   prefix as FTS5 stems it (a whole word: ``using`` → ``us``, ``copying`` →
+   ``copi``), the stems that begin with all but its last letter (Porter may
+   change the last letter it keeps: ``busy`` → ``busi``), and the shorter stems
+   the index holds that the prefix itself begins with (``optim`` for
+   ``optimiz``; from MIN_STEM letters, at most MAX_STRIP short), looked up in
+   the index's vocabulary (:func:`held_stems`).
+2. Each alternative that holds the prefix (its own group, an ``OR`` group, the
+   whole query under "any word") is checked on the turn's text for a word that
+   really starts with it (:func:`word_prefix`, an SQL function on every
+   connection of the index; match.prefix_checks), and so is a prefix to leave out.
+
+The word still being typed in the viewer is not matched so (match.Term.loose):
+FTS5's own prefix of its stem is a fast hint that follows the keystrokes.
 """
 
 from __future__ import annotations
