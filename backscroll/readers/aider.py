@@ -130,14 +130,22 @@ class _Parse:
                 titled=False,
                 tainted=False,
                 replied=False,
+                tool_run=False,
             )
             self.session(self.ctx["sid"], started_at=self.ctx["started"])
         elif _is_prompt(text, fenced):
+            self.ctx["tool_run"] = False
             if block is None or block.kind != "user":
                 block = self.open("user", offset, number)
             block.lines.append(text[4:].strip())
         elif _is_tool_output(text, fenced) or (not text.strip() and _is_user(block)):
             self.close()  # tool/status output ends any block; a blank line ends a prompt
+            # Aider quotes only the first line of a multi-line message it logs: its
+            # failed-edit message runs on unquoted (tool_output(..., blockquote=True)).
+            self.ctx["tool_run"] = bool(_FAILED_EDITS.match(text))
+        elif self.ctx.get("tool_run"):
+            if text.startswith(_FAILED_EDITS_END):
+                self.ctx["tool_run"] = False  # (its last line; the rest is aider's own)
         else:
             if block is None or block.kind != "assistant":
                 if not text.strip():
@@ -192,6 +200,12 @@ class _Parse:
         )
 
 
+#: The first line of aider's message about edit blocks that did not apply, and its
+#: last (aider/coders/editblock_coder.py); the lines between are not quoted.
+_FAILED_EDITS = re.compile(r"> # \d+ SEARCH/REPLACE blocks? failed to match!")
+_FAILED_EDITS_END = "Just reply with fixed versions of the block"
+
+
 def _is_prompt(text: str, fenced: bool) -> bool:
     if not (text.startswith("#### ") or text.rstrip() == "####"):
         return False
@@ -215,7 +229,8 @@ class AiderReader(BaseReader):
     name: ClassVar[str] = "Aider"
     #: 3: a history committed to its repository, or another user's, is not read
     #: (indexed before, its turns go at the next pass).
-    version: ClassVar[int] = 3
+    #: 4: aider's failed-edit message, quoted on its first line only, left out.
+    version: ClassVar[int] = 4
     kind: ClassVar[Kind] = "append"
     project_files: ClassVar[tuple[str, ...]] = (HISTORY_FILE,)
 

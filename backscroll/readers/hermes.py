@@ -32,12 +32,12 @@ from backscroll.readers.hostdb import hermes as q
 from backscroll.readers.hostdb import open_readonly, snapshot, tracking
 
 DB_NAME = "state.db"
-#: Openings of the background-review prompts Hermes persisted into real sessions
-#: (hermes_state.py ``_REVIEW_HARNESS_PREFIXES``).
-HARNESS_PREFIXES = (
-    "Review the conversation above and update the skill library",
-    "Review the conversation above and consider saving to memory",
-)
+#: The opening of the background-review prompts Hermes persisted into real
+#: sessions: the format notes' rule, which also covers the combined prompt
+#: ("... and update two things:") beside hermes_state.py's two
+#: ``_REVIEW_HARNESS_PREFIXES`` ("... update the skill library", "... consider
+#: saving to memory").
+HARNESS_PREFIXES = ("Review the conversation above and ",)
 #: Keys of tool-call arguments that name the working directory.
 WORKDIR_KEYS = ("workdir", "cwd", "working_directory")
 BATCH = 64

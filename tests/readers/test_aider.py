@@ -33,7 +33,7 @@ def _real(tmp_path: Path) -> Path:
 
 def test_real_history_turns_by_role(tmp_path: Path) -> None:
     index = read_fresh(reader, _real(tmp_path))
-    assert role_counts(index) == {"user": 16, "assistant": 21}
+    assert role_counts(index) == {"user": 16, "assistant": 20}  # (not the failed-edit message)
     users = index.texts("user")
     assert users[0] == "give me a quick summarized overview of this repo"
     assert users[1].startswith("i want to add a dark/light mode switch on the top right")
@@ -56,6 +56,12 @@ def test_tool_output_commands_thinking_and_edit_blocks_are_not_searchable(tmp_pa
     assert "Okay, let's look at the problem. The user is getting ESLint" not in text  # <think>
     assert "<<<<<<< SEARCH" not in text  # edit blocks
     assert "You need to install the `styled-components` package" in text
+    # Aider's failed-edit message: quoted on its first line only, its own all the same.
+    assert "SearchReplaceNoExactMatch: This SEARCH block failed" not in text
+    assert "Did you mean to match some of these actual lines" not in text
+    assert "The SEARCH section must exactly match" not in text
+    assert "Just reply with fixed versions" not in text
+    assert "To resolve the `SearchReplaceNoExactMatch` error" in text  # the model's answer
 
 
 def test_markdown_heading_in_a_reply_is_not_a_prompt(tmp_path: Path) -> None:

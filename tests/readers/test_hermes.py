@@ -194,10 +194,12 @@ def test_review_harness_prompts_and_their_replies_are_skipped(
     add(conn, "assistant", "Saving a memory about disk usage.")
     add(conn, "user", "Back to work: clean ~/tmp")
     add(conn, "assistant", "Cleaned ~/tmp.")
+    add(conn, "user", "Review the conversation above and update two things: memory, skills")
+    add(conn, "assistant", "Nothing to save.")
     conn.close()
     joined = "\n".join(read_fresh(reader, db).texts())
     assert "Review the conversation" not in joined
-    assert "Saving a memory" not in joined
+    assert "Saving a memory" not in joined and "Nothing to save." not in joined
     assert "Cleaned ~/tmp." in joined
 
 
