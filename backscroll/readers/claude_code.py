@@ -28,6 +28,7 @@ from backscroll.readers.base import (
     is_external_tool,
     looks_like_id,
     next_line_number,
+    open_regular,
     parse_time,
     resume_in,
     tag_blocks,
@@ -90,6 +91,9 @@ class _State:
     #: lines, not yet paired with their twin.
     queued: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    #: ``summary`` titles waiting for their ``leafUuid`` to show up in this file (a
+    #: summary may describe another session's file): leaf uuid -> title.
+    summaries: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def load(cls, prev: Cursor | None) -> _State:
@@ -107,6 +111,7 @@ class _State:
             tainted=bool(s.get("taint", False)),
             queued=list(s.get("q", [])),
             removed=list(s.get("r", [])),
+            summaries=dict(s.get("ps", {})),
         )
 
     def dump(self) -> dict[str, Any]:
@@ -121,6 +126,7 @@ class _State:
             "taint": self.tainted,
             "q": self.queued[-QUEUE_MEMORY:],
             "r": self.removed[-QUEUE_MEMORY:],
+            "ps": dict(list(self.summaries.items())[-QUEUE_MEMORY:]),
         }
 
     def offer_title(self, title: str, rank: int) -> None:
@@ -162,7 +168,8 @@ def _classify(path: Path) -> _File:
 class ClaudeCodeReader(BaseReader):
     host: ClassVar[str] = "claude-code"
     name: ClassVar[str] = "Claude Code"
-    version: ClassVar[int] = 1
+    #: 2: a summary titles its file only when its leafUuid is there (read again).
+    version: ClassVar[int] = 2
     kind: ClassVar[Kind] = "append"
 
     def roots(self, env: HostEnv) -> list[Path]:
@@ -200,6 +207,7 @@ class ClaudeCodeReader(BaseReader):
         if state.session_id is None:
             state.session_id = file.session_id
         parser = _Parser(path, file, state)
+        parser.start = prev.position if prev else 0
         tail, lines = tail_jsonl(path, prev, opts)
         for line, obj in lines:
             if not isinstance(obj, dict):
@@ -230,6 +238,22 @@ class _Parser:
         self.turns: list[Turn] = []
         self.saw_entry = False
         self.known_version: str | None = None
+        #: Entry uuids seen in this read (a summary's leaf may come before it), and
+        #: where this read started (the entries before it are searched for a leaf).
+        self.uuids: set[str] = set()
+        self.start = 0
+
+    def earlier(self, uuid: str) -> bool:
+        """Whether an entry with this uuid is in the part of the file read before
+        this read (a byte search; only for a summary's leaf, which is rare)."""
+        if self.start <= 0:
+            return False
+        needle = re.compile(rb'"uuid"\s*:\s*"' + re.escape(uuid.encode()) + rb'"')
+        try:
+            with open_regular(self.path) as fh:
+                return needle.search(fh.read(self.start)) is not None
+        except OSError:
+            return False
 
     def check_version(self, obj: dict[str, Any]) -> str | None:
         version = obj.get("version")
@@ -273,8 +297,20 @@ class _Parser:
             self.queue_remove(obj, offset, ts)
         elif kind in _TITLE_RANKS and not self.file.subagent:
             title = obj.get(_TITLE_FIELDS[kind])
-            if isinstance(title, str):
+            leaf = obj.get("leafUuid") if kind == "summary" else None
+            if not isinstance(title, str):
+                pass
+            elif isinstance(leaf, str) and leaf not in self.uuids and not self.earlier(leaf):
+                # A summary names the last message it summarises, which may be in
+                # another session's file: its title counts once that message is here.
+                state.summaries[leaf] = title
+            else:
                 state.offer_title(title, _TITLE_RANKS[kind])
+        uuid = obj.get("uuid")
+        if isinstance(uuid, str):
+            self.uuids.add(uuid)
+            if state.summaries and uuid in state.summaries:
+                state.offer_title(state.summaries.pop(uuid), _TITLE_RANKS["summary"])
 
     def user(self, obj: dict[str, Any], offset: int, ts: float | None) -> None:
         if obj.get("isMeta"):

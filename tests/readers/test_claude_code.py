@@ -273,7 +273,12 @@ def test_title_upgrades_across_reads_but_never_downgrades(tmp_path: Path) -> Non
     path = main_file(tmp_path, TOOL_HEAVY)
     index = read_fresh(READER, path)
     assert index.sessions[SESSION].title == "start phoenix in background"
-    append_lines(path, {"type": "summary", "summary": "Phoenix and xterm", "leafUuid": "x"})
+    # A summary whose leaf is another session's message says nothing about this one.
+    append_lines(path, {"type": "summary", "summary": "Elsewhere", "leafUuid": "not-here"})
+    index.read(READER, path)
+    assert index.sessions[SESSION].title == "start phoenix in background"
+    leaf = json.loads(path.read_text().splitlines()[3])["uuid"]  # (a message read before)
+    append_lines(path, {"type": "summary", "summary": "Phoenix and xterm", "leafUuid": leaf})
     index.read(READER, path)
     assert index.sessions[SESSION].title == "Phoenix and xterm"
     append_lines(path, {"type": "custom-title", "sessionId": SESSION, "customTitle": "My rename"})
@@ -528,3 +533,19 @@ def test_discover_finds_sessions_and_subagents(tmp_path: Path) -> None:
     (tmp_path / "projects" / SLUG / PARENT / "tool-results").mkdir(parents=True)
     (tmp_path / "projects" / SLUG / PARENT / "tool-results" / "t.jsonl").write_text("{}\n")
     assert sorted(READER.discover(tmp_path / "projects")) == sorted([main, nested])
+
+
+def test_a_summary_titles_its_file_only_when_the_message_it_names_is_in_it(
+    tmp_path: Path,
+) -> None:
+    """A summary line comes first; its leafUuid names the last message it sums up,
+    which may be in another session's file (the format notes' warning)."""
+    path = main_file(tmp_path, TOOL_HEAVY)
+    lines = path.read_text().splitlines()
+    last_uuid = next(json.loads(x)["uuid"] for x in reversed(lines) if '"uuid"' in x)
+    mine = json.dumps({"type": "summary", "summary": "About this file", "leafUuid": last_uuid})
+    path.write_text(mine + "\n" + "\n".join(lines) + "\n")
+    assert read_fresh(READER, path).sessions[SESSION].title == "About this file"
+    other = json.dumps({"type": "summary", "summary": "Another file's", "leafUuid": "elsewhere"})
+    path.write_text(other + "\n" + "\n".join(lines) + "\n")
+    assert read_fresh(READER, path).sessions[SESSION].title == "start phoenix in background"
