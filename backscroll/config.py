@@ -215,29 +215,23 @@ def _read_text(path: Path) -> str:
     """The config file's text, opened non-blocking and only when it is a regular
     file of at most MAX_CONFIG_BYTES: a FIFO in its place hung the daemon at
     SIGHUP (and ``config check``), and ``/dev/zero`` ran it out of memory."""
-    import stat
+    from backscroll.files import NotRegular, TooLarge, read_bounded
 
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    if path.is_dir():
+        raise IsADirectoryError(str(path))
     try:
-        st = os.fstat(fd)
-        if stat.S_ISDIR(st.st_mode):
-            raise IsADirectoryError(str(path))
-        if not stat.S_ISREG(st.st_mode):
-            raise ConfigError(
-                [f"{path}: not a regular file (a FIFO, device or socket); give a YAML file"]
-            )
-        os.set_blocking(fd, True)
-        with os.fdopen(os.dup(fd), "rb") as fh:
-            data = fh.read(MAX_CONFIG_BYTES + 1)
-    finally:
-        os.close(fd)
-    if len(data) > MAX_CONFIG_BYTES:
+        data = read_bounded(path, MAX_CONFIG_BYTES, "config file")
+    except TooLarge:
         raise ConfigError(
             [
                 f"{path}: over {MAX_CONFIG_BYTES} bytes, too large for a config file; "
                 "give the YAML file from config.example.yaml"
             ]
-        )
+        ) from None
+    except NotRegular:
+        raise ConfigError(
+            [f"{path}: not a regular file (a FIFO, device or socket); give a YAML file"]
+        ) from None
     return data.decode("utf-8")
 
 

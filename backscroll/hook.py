@@ -268,6 +268,13 @@ def search_index(config_path: str | None) -> Search:
     return search
 
 
+def _log_line(line: dict[str, Any]) -> None:
+    """One JSON log line on stderr (the hook's stdout is the agent's context);
+    a stderr that cannot take it loses the line, never the prompt."""
+    with contextlib.suppress(Exception):
+        sys.stderr.write(json.dumps(line) + "\n")
+
+
 def _warn_untrusted(message: str) -> None:
     """A socket that failed the ownership checks, or whose daemon serves another
     index, as a JSON log line on stderr (the hook's stdout is the agent's
@@ -279,9 +286,7 @@ def _warn_untrusted(message: str) -> None:
         if "protocol mismatch" in message
         else "untrusted_socket"
     )
-    line = {"level": "warning", "event": event, "error": message}
-    with contextlib.suppress(Exception):
-        sys.stderr.write(json.dumps(line) + "\n")
+    _log_line({"level": "warning", "event": event, "error": message})
 
 
 def read_index(db: Path, params: dict[str, Any]) -> Mapping[str, Any] | None:
@@ -314,8 +319,7 @@ def bad_command(argv: list[str]) -> int:
         f"hosts {', '.join(HOSTS)}, e.g. `backscroll hook claude-code`",
         "hint": "fix the hook command in the agent's settings; the prompt went on without recall",
     }
-    with contextlib.suppress(Exception):
-        sys.stderr.write(json.dumps(line) + "\n")
+    _log_line(line)
     return 1
 
 
@@ -340,6 +344,5 @@ def main(host: str, config_path: str | None = None) -> int:
             "ms": round((time.monotonic() - start) * 1000, 1),
             "hint": "the prompt went on without recall; run `backscroll doctor` if this repeats",
         }
-        with contextlib.suppress(Exception):
-            sys.stderr.write(json.dumps(line) + "\n")
+        _log_line(line)
     return 0

@@ -279,7 +279,7 @@ class McpServer:
         if not isinstance(message, dict):
             return _error(None, INVALID_REQUEST, "not a JSON-RPC 2.0 message object")
         rid = message.get("id")
-        known = rid if _valid_id(rid) else None  # (echoed in an error when readable)
+        known = _readable_id(message)  # (echoed in an error when readable)
         if message.get("jsonrpc") != "2.0":
             return _error(known, INVALID_REQUEST, "not a JSON-RPC 2.0 message object")
         if "method" not in message:
@@ -362,8 +362,7 @@ class McpServer:
     def _answer_safely(self, message: Any) -> Any:
         """:meth:`answer`, with a bug in one request answered as an internal error
         rather than ending the session."""
-        rid = message.get("id") if isinstance(message, dict) else None
-        rid = rid if _valid_id(rid) else None
+        rid = _readable_id(message)
         try:
             return self.answer(message)
         except RecursionError:
@@ -376,6 +375,12 @@ class McpServer:
 
 def _valid_id(rid: Any) -> bool:
     return isinstance(rid, str | int) and not isinstance(rid, bool)
+
+
+def _readable_id(message: Any) -> Any:
+    """The message's id when it is one JSON-RPC allows, else None."""
+    rid = message.get("id") if isinstance(message, dict) else None
+    return rid if _valid_id(rid) else None
 
 
 def _encode(reply: Any) -> bytes:

@@ -14,7 +14,6 @@ import json
 import os
 import re
 import shlex
-import stat
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -24,6 +23,9 @@ from pathlib import Path
 from typing import IO, Any, ClassVar, Protocol, Self, TypeGuard
 from urllib.parse import unquote, urlsplit
 
+from backscroll.files import TooLarge as TooLarge
+from backscroll.files import open_regular as open_regular
+from backscroll.files import read_bounded as read_bounded
 from backscroll.model import UNREAD_SUBAGENT, Cursor, Kind, Problem, ReaderOptions, ReadResult
 
 _fast_loads: Callable[[bytes | str], Any] = json.loads
@@ -804,58 +806,6 @@ def calls_external_tool(content: Any, block_type: str = "tool_use") -> bool:
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
 #: Largest file read beside a transcript (a title, a project marker, an index).
 MAX_SIDE_FILE_BYTES = 1024 * 1024
-
-
-class TooLarge(OSError):
-    """A file larger than the limit for its kind: logged naming it, and skipped."""
-
-
-def open_regular(path: Path) -> IO[bytes]:
-    """Open ``path`` for reading only if it is a regular file: opened non-blocking,
-    so a FIFO swapped in for a transcript or side file cannot hang the caller, and
-    refused when it is a FIFO, device, socket or directory. Raises OSError."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(f"{path}: not a regular file (a FIFO, device, socket or directory)")
-        os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
-
-
-def read_bounded(path: Path, max_bytes: int, what: str = "file", option: str = "") -> bytes:
-    """The bytes of a regular file of at most ``max_bytes``.
-
-    Opened non-blocking, so a FIFO in the file's place cannot hang the indexer,
-    and refused unless it is a regular file (a symlink to ``/dev/zero`` is a
-    device); never more than ``max_bytes`` + 1 bytes are read, even from a file
-    that grows meanwhile. Raises OSError (:class:`TooLarge` past the limit)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise OSError(f"{path}: not a regular file (a FIFO, device, socket or directory)")
-        fix = f"; raise {option} to read it" if option else ""
-        if st.st_size > max_bytes:
-            raise TooLarge(
-                f"{path}: {what} of {st.st_size} bytes is over the {max_bytes}-byte limit, "
-                f"not read{fix}"
-            )
-        chunks: list[bytes] = []
-        total = 0
-        while total <= max_bytes:
-            chunk = os.read(fd, min(1 << 20, max_bytes + 1 - total))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
-        if total > max_bytes:
-            raise TooLarge(f"{path}: {what} grew past the {max_bytes}-byte limit, not read{fix}")
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
 
 
 def read_side_file(path: Path, max_bytes: int = MAX_SIDE_FILE_BYTES) -> bytes:

@@ -48,7 +48,22 @@ class Layout(NamedTuple):
     v2: bool
 
 
+#: The last connection probed and its layout: one read asks several times
+#: (marks, session ids, changes, each batch) on one connection, opened for it.
+_probed: tuple[sqlite3.Connection, Layout] | None = None
+
+
 def layout(conn: sqlite3.Connection) -> Layout:
+    """Which tables this connection's database holds (probed once per connection)."""
+    global _probed
+    if _probed is not None and _probed[0] is conn:
+        return _probed[1]
+    found = _probe(conn)
+    _probed = (conn, found)
+    return found
+
+
+def _probe(conn: sqlite3.Connection) -> Layout:
     tables = table_names(conn)
     sessions, idle, fork = [], [], []
     for name in _SESSION_TABLES:
