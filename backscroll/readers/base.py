@@ -294,6 +294,11 @@ class Line:
     raw: bytes
 
 
+#: Bytes :class:`Tail` reads at a time. 256 KB splits lines faster on its own
+#: (a chunk that fits the CPU's cache) but measured slower in a whole parallel
+#: index (bench/RESULTS.md, twelfth pass).
+READ_CHUNK = 1 << 20
+
 #: One or more lines holding only white space (what ``bytes.strip`` removes).
 _BLANK_LINES = re.compile(rb"[ \t\r\n\x0b\x0c]*\n")
 
@@ -340,7 +345,7 @@ class Tail:
         offset = self.start
         self.end = self.start
         number = self.first_line_number
-        chunk_size = 1 << 20
+        chunk_size = READ_CHUNK
         limit = self.max_line_bytes
         pending = bytearray()
         pending_offset = offset

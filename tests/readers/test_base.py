@@ -10,6 +10,7 @@ import pytest
 
 from backscroll.model import Cursor, ReaderOptions
 from backscroll.readers.base import (
+    READ_CHUNK,
     Tail,
     first_line_title,
     is_absolute_path,
@@ -54,6 +55,25 @@ def test_path_helpers() -> None:
     assert is_absolute_path("/home/u") and is_absolute_path("C:\\Users\\u")
     assert not is_absolute_path("relative/dir") and not is_absolute_path(None)
     assert resume_in("/p q", "claude", "--resume", "x") == "cd '/p q' && claude --resume x"
+
+
+def test_lines_across_read_chunks_keep_their_bytes_offsets_and_numbers(tmp_path: Path) -> None:
+    # Lengths around and beyond the read size, blank lines between, so lines
+    # start, end and span several reads at every kind of boundary.
+    chunk = READ_CHUNK
+    lengths = [10, chunk - 12, 1, chunk, chunk + 1, 3 * chunk + 7, 0, 0, 5, chunk - 1, 2]
+    body = b"".join(b"x" * n + b"\n" for n in lengths) + b"y" * 40  # (and a half line)
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(body)
+    tail = Tail(path, max_line_bytes=4 * chunk)
+    got = [(line.offset, line.number, line.raw) for line in tail]
+    expected, offset = [], 0
+    for number, n in enumerate(lengths, 1):
+        if n:
+            expected.append((offset, number, b"x" * n))
+        offset += n + 1
+    assert got == expected
+    assert tail.end == offset and tail.lines_read == len(lengths) and not tail.problems
 
 
 def test_tail_stops_before_a_half_written_line_and_resumes(tmp_path: Path) -> None:
