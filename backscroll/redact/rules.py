@@ -298,7 +298,7 @@ def _replace_cli(m: re.Match[str]) -> str:
 _PHRASE_RE = re.compile(
     r"(?P<name>passw(?:or)?d|passphrase|passcode|pwd|secret|token|key)s?"
     r"(?:[ \t]+(?:for|of)[ \t]+[\w.@-]{1,64})?"
-    r"[ \t]+(?:is|was|to|would[ \t]+be|is[ \t]+set[ \t]+to)[ \t]+"
+    r"[ \t]+(?:is|was|to|would[ \t]+be|is[ \t]+set[ \t]+to):?[ \t]+"
     r"(?:(?P<q>[\"'`])(?P<qv>" + NOT_MARKER + r"[^\"'`\n]{3,200})(?P=q)"
     r"|(?P<uv>" + NOT_MARKER + r"[^\s\"'`]{6,300}))"
     # .netrc: machine HOST login USER password PASS
@@ -315,7 +315,7 @@ _NETRC_LINE_RE = re.compile(
 
 
 def _phrase_gate(trigger: str) -> str:
-    said = r"[a-z]*[ \t]+(?:(?:for|of)[ \t]+\S{1,64}[ \t]+)?(?:is|was|to|would)[ \t]"
+    said = r"[a-z]*[ \t]+(?:(?:for|of)[ \t]+\S{1,64}[ \t]+)?(?:is|was|to|would):?[ \t]"
     return said + r"|word[ \t]+\S" if trigger == "pass" else said
 
 
