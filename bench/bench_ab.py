@@ -1,0 +1,122 @@
+"""Cold ``backscroll index`` of one corpus by several versions of the code, interleaved.
+
+Each arm is a git ref (checked out into a temporary worktree) or a directory
+holding a ``backscroll/`` package (a tree with an experimental change), with
+optional ``KEY=VALUE`` environment after a ``|``:
+
+    python bench/bench_ab.py --corpus C240 --rounds 30 \
+        HEAD ../variant 'HEAD|BACKSCROLL_INDEX_WORKERS=3'
+
+Every round runs every arm once, in order, each into a fresh data directory,
+so a slow minute of a noisy machine falls on all arms alike. Prints each arm's
+best and median wall and CPU time (the command and its worker processes) and
+each arm's ratio to the first (above 1: faster than the first arm).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _tree(spec: str, scratch: Path) -> Path:
+    """The directory to put on PYTHONPATH for an arm."""
+    path = Path(spec)
+    if (path / "backscroll").is_dir():
+        return path
+    dest = scratch / f"ref-{len(list(scratch.iterdir()))}"
+    subprocess.run(
+        ["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(dest), spec],
+        check=True,
+    )
+    return dest
+
+
+def _run(tree: Path, corpus: Path, config: Path, extra: dict[str, str]) -> tuple[float, float]:
+    home = Path(tempfile.mkdtemp(prefix="bench-ab-"))
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(corpus),
+        "BACKSCROLL_HOME": str(home),
+        "BACKSCROLL_CONFIG": str(config),
+        "XDG_RUNTIME_DIR": str(home / "run"),
+        "XDG_CONFIG_HOME": str(home / "config"),
+        "XDG_DATA_HOME": str(home / "share"),
+        "PYTHONPATH": str(tree),
+        **extra,
+    }
+    try:
+        start = time.perf_counter()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "backscroll", "index", "--json"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            cwd=home,
+        )
+        _pid, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        if status != 0:
+            raise SystemExit(f"{tree}: backscroll index failed (status {status})")
+        return wall, usage.ru_utime + usage.ru_stime
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--corpus", type=Path, required=True, help="a HOME holding transcripts")
+    ap.add_argument("--rounds", type=int, default=10)
+    ap.add_argument("--redaction", choices=("on", "off"), default="on")
+    ap.add_argument("arms", nargs="+", help="REF or DIR, optionally '|KEY=VALUE,...'")
+    args = ap.parse_args()
+    scratch = Path(tempfile.mkdtemp(prefix="bench-ab-trees-"))
+    config = scratch / "config.yaml"
+    config.write_text(f"redaction:\n  enabled: {'true' if args.redaction == 'on' else 'false'}\n")
+    (scratch / "trees").mkdir()
+    arms: list[tuple[str, Path, dict[str, str]]] = []
+    try:
+        for arm in args.arms:
+            spec, _, env_text = arm.partition("|")
+            extra = dict(kv.split("=", 1) for kv in env_text.split(",") if kv)
+            arms.append((arm, _tree(spec, scratch / "trees"), extra))
+        walls: dict[str, list[float]] = {name: [] for name, _, _ in arms}
+        cpus: dict[str, list[float]] = {name: [] for name, _, _ in arms}
+        for _ in range(args.rounds):
+            for name, tree, extra in arms:
+                wall, cpu = _run(tree, args.corpus, config, extra)
+                walls[name].append(wall)
+                cpus[name].append(cpu)
+        first = arms[0][0]
+        for name, _, _ in arms:
+            w, c = walls[name], cpus[name]
+            line = (
+                f"{name:40s} wall best {min(w):.3f} median {statistics.median(w):.3f}"
+                f"  cpu best {min(c):.3f} median {statistics.median(c):.3f}"
+            )
+            if name != first:
+                line += (
+                    f"  vs first: best {min(walls[first]) / min(w):.3f}x"
+                    f" median {statistics.median(walls[first]) / statistics.median(w):.3f}x"
+                )
+            print(line)
+    finally:
+        for _, tree, _ in arms:
+            if tree.parent == scratch / "trees":
+                subprocess.run(
+                    ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)],
+                    check=False,
+                )
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
