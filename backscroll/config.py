@@ -348,6 +348,13 @@ def parse(
         team = values.get("team")
         if isinstance(team, TeamConfig):
             problems += _team_problems(team, source)
+            redaction = values.get("redaction")
+            if team.url and isinstance(redaction, RedactionConfig) and not redaction.enabled:
+                problems.append(
+                    f"{source}: team.url: publishing needs redaction (redaction.enabled is "
+                    "false), since only redacted text may leave the machine; set "
+                    "redaction.enabled: true or remove team.url"
+                )
         ui = values.get("ui")
         if isinstance(ui, UiConfig) and ui.port > 65535:
             problems.append(
@@ -360,16 +367,22 @@ def parse(
     return _env_overrides(Config(**values, source=source))
 
 
+#: libpq connection parameters that hold a secret (in a URL's query string).
+_QUERY_SECRETS = frozenset({"password", "sslpassword"})
+
+
 def _team_problems(team: TeamConfig, source: str) -> list[str]:
     """``team.url`` is a postgresql:// URL without a password (passwords stay out
     of config files that ``config show`` prints and logs quote)."""
-    from urllib.parse import urlsplit
+    from urllib.parse import parse_qs, urlsplit
 
     if not team.url:
         return []
     try:
         parts = urlsplit(team.url)
-        has_password = parts.password is not None
+        has_password = parts.password is not None or bool(
+            _QUERY_SECRETS & set(parse_qs(parts.query, keep_blank_values=True))
+        )
     except ValueError as exc:
         return [f"{source}: team.url: not a URL ({exc}); write postgresql://USER@HOST/DB"]
     if parts.scheme not in ("postgresql", "postgres"):

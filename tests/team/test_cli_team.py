@@ -46,6 +46,8 @@ def test_search_team_without_a_team_url_says_which_option_to_set(tmp_path: Path)
     ("url", "says"),
     [
         ("postgresql://alice:hunter2@db/team", "team.password_file"),
+        ("postgresql://alice@db/team?password=hunter2", "team.password_file"),
+        ("postgresql://alice@db/team?sslmode=require&sslpassword=hunter2", "team.password_file"),
         ("mysql://alice@db/team", "postgresql://USER@HOST/DB"),
     ],
 )
@@ -55,6 +57,20 @@ def test_a_team_url_with_a_password_or_another_scheme_is_refused(url: str, says:
     message = str(caught.value)
     assert "cfg.yaml: team.url" in message and says in message
     assert "hunter2" not in message
+
+
+def test_publishing_with_redaction_off_is_refused_naming_both_options() -> None:
+    # Only redacted text may leave the machine: with redaction off the daemon
+    # would publish secrets word for word.
+    with pytest.raises(ConfigError) as caught:
+        config.parse(
+            {"team": {"url": "postgresql://alice@db/team"}, "redaction": {"enabled": False}},
+            "cfg.yaml",
+        )
+    message = str(caught.value)
+    assert "cfg.yaml: team.url" in message and "redaction.enabled" in message
+    # Redaction off without publishing stays allowed.
+    assert config.parse({"redaction": {"enabled": False}}, "cfg.yaml").team.url in ("", None)
 
 
 def test_an_unreachable_team_database_is_named_without_a_password(tmp_path: Path) -> None:
