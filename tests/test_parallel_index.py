@@ -275,3 +275,59 @@ def test_a_parallel_bulk_index_builds_its_indexes_before_its_last_batches(
     assert schema.missing_indexes(w.conn) == []
     assert w.conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
     w.close()
+
+
+_KILLED_WRITER = """
+import fcntl, os, sys, time
+from backscroll.config import Config
+from backscroll.indexing import parallel
+
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
+fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # as a rebuild holds daemon.lock
+pool = parallel.ParallelReads(2, Config(), False)
+list(pool.pool.map(time.sleep, [0.3, 0.3]))  # one job each: both workers are set up
+print(" ".join(str(pid) for pid in pool.pool._processes), flush=True)
+sys.stdin.read()  # until the test kills this process
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state not in ("Z", "X")
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_reader_processes_die_with_a_killed_writer_and_free_its_lock(tmp_path: Path) -> None:
+    import fcntl
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    lock = tmp_path / "daemon.lock"
+    with subprocess.Popen(
+        [sys.executable, "-c", _KILLED_WRITER, str(lock)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    ) as writer:  # fmt: skip
+        assert writer.stdout is not None
+        workers = [int(pid) for pid in writer.stdout.readline().split()]
+        assert len(workers) == 2 and all(_alive(pid) for pid in workers)
+        os.kill(writer.pid, signal.SIGKILL)  # as `kill -9` of `backscroll index --rebuild`
+        writer.wait()
+    deadline = time.monotonic() + 20
+    try:
+        while any(_alive(pid) for pid in workers):
+            assert time.monotonic() < deadline, "reader processes outlived their writer"
+            time.sleep(0.05)
+    finally:
+        for pid in filter(_alive, workers):  # (the test failed: leave no orphan behind)
+            os.kill(pid, signal.SIGKILL)
+    fd = os.open(lock, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # nobody holds it any more
+    finally:
+        os.close(fd)

@@ -20,7 +20,10 @@ from __future__ import annotations
 import gc
 import os
 import pickle
+import signal
+import sys
 import threading
+import time
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -83,6 +86,7 @@ _excluded: tuple[str, ...] = ()
 
 def _init(config: Config, redact: bool) -> None:
     global _redactor, _excluded
+    _die_with_parent()
     # What the worker inherited stays out of its collections: they would touch
     # (and so copy) every page of the parent's heap.
     gc.freeze()
@@ -91,6 +95,39 @@ def _init(config: Config, redact: bool) -> None:
         from backscroll.redact import Redactor as SecretRedactor
 
         _redactor = SecretRedactor(config.redaction.patterns)
+
+
+def _die_with_parent() -> None:
+    """End this worker when the process that started it dies (``kill -9`` of
+    ``backscroll index --rebuild``): left running, it would wait for work
+    forever and keep the locks it inherited (the rebuild's ``daemon.lock``),
+    so no daemon or rebuild could start. Linux: the kernel sends SIGKILL;
+    elsewhere a thread looks at the parent twice a second."""
+    parent = os.getppid()
+    if parent == 1:  # orphaned already, between the fork and this
+        os._exit(1)
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL) == 0:
+                if os.getppid() != parent:  # (it died before the call)
+                    os._exit(1)
+                return
+        except (OSError, AttributeError):
+            pass
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+#: prctl(2) option: the signal this process gets when its parent dies.
+_PR_SET_PDEATHSIG = 1
 
 
 def _sendable(exc: BaseException) -> BaseException:
