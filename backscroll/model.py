@@ -13,6 +13,9 @@ from operator import attrgetter
 from typing import Any, Literal
 
 Role = Literal["user", "assistant", "summary"]
+
+#: The note on a turn whose host stored no time for it (its timestamp is the file's).
+MTIME_NOTE = "timestamp is the file's modification time"
 ROLES: tuple[Role, ...] = ("user", "assistant", "summary")
 
 #: How a host's files change on disk, which decides how the indexer re-reads them.

@@ -179,3 +179,37 @@ def test_turns_keyed_by_their_place_stay_out_when_the_file_is_rewritten_with_lin
     path.write_text(first + "\n" + moved + "\n" + rest)  # every later line moves
     direct.index(cfg)
     assert [row[4] for row in dump_turns(db)] == []
+
+
+def test_a_forgotten_session_indexes_new_turns_that_repeat_a_forgotten_text(
+    isolated_home: Path,
+) -> None:
+    """Said again later ("yes", "continue"), a text that was forgotten is a new
+    turn: the session's new turns are indexed as they come."""
+    project = isolated_home / ".claude" / "projects" / "-p"
+    project.mkdir(parents=True)
+    path = project / f"{OTHER}.jsonl"
+
+    def line(uuid: str, text: str, when: str) -> str:
+        return claude_user_line(OTHER, uuid, text).replace("2026-02-10T22:57:54.684Z", when)
+
+    path.write_text(
+        line("u-1", "please continue with the refactor", "2026-01-10T09:00:00.000Z")
+        + line("u-2", "yes", "2026-01-10T09:05:00.000Z")
+    )
+    cfg = config.load()
+    direct.index(cfg)
+    db = cfg.db_path()
+    assert len(dump_turns(db)) == 2
+    assert cli.main(["forget", "--session", OTHER]) == 0
+    assert dump_turns(db) == []
+    with path.open("a") as fh:
+        fh.write(line("u-3", "please continue with the refactor", "2026-02-01T10:00:00.000Z"))
+        fh.write(line("u-4", "yes", "2026-02-01T10:01:00.000Z"))
+        fh.write(line("u-5", "a brand new question", "2026-02-01T10:02:00.000Z"))
+    direct.index(cfg)
+    assert sorted(row[4] for row in dump_turns(db)) == [
+        "a brand new question",
+        "please continue with the refactor",
+        "yes",
+    ]

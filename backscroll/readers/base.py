@@ -26,6 +26,7 @@ from urllib.parse import unquote, urlsplit
 from backscroll.files import TooLarge as TooLarge
 from backscroll.files import open_regular as open_regular
 from backscroll.files import read_bounded as read_bounded
+from backscroll.model import MTIME_NOTE as MTIME_NOTE
 from backscroll.model import UNREAD_SUBAGENT, Cursor, Kind, Problem, ReaderOptions, ReadResult
 
 _fast_loads: Callable[[bytes | str], Any] = json.loads
@@ -425,9 +426,6 @@ def tail_jsonl(
     tail.settled = is_settled(path)
     return tail, _parse_lines(tail, iter(tail))
 
-
-#: The note on a turn whose host stored no time for it.
-MTIME_NOTE = "timestamp is the file's modification time"
 
 #: A file unchanged this long has a writer that is done with its last line.
 SETTLE_SECONDS = 3.0

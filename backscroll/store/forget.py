@@ -207,14 +207,18 @@ def _remember(writer: IndexWriter, where: str, args: list[Any]) -> None:
     any file holding them (a new reader version reads every file again; the same
     session in another file) leaves them out (IndexWriter._without_forgotten)."""
     rows = writer.conn.execute(
-        f"SELECT s.session_id, t.key, t.text FROM turns t JOIN sessions s ON s.id = t.session"
-        f" WHERE {where}",
+        "SELECT s.session_id, t.key, t.text, t.ts, t.note FROM turns t"
+        f" JOIN sessions s ON s.id = t.session WHERE {where}",
         args,
     ).fetchall()
     if not rows:
         return
     mark = writer.forgotten_mark()
-    marks = [(mark(str(sid), key),) for sid, k, text in rows for key in (str(k), text_key(text))]
+    marks = [
+        (mark(str(sid), key),)
+        for sid, k, text, ts, note in rows
+        for key in (str(k), text_key(text, ts, note))
+    ]
     writer.conn.executemany("INSERT OR IGNORE INTO forgotten (mark) VALUES (?)", marks)
 
 

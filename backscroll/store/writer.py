@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from backscroll.errors import DatabaseError
 from backscroll.memo import without_prose
-from backscroll.model import ReadResult, Session, Turn
+from backscroll.model import MTIME_NOTE, ReadResult, Session, Turn
 from backscroll.paths import under_any
 from backscroll.store import fts, schema
 
@@ -338,7 +338,7 @@ class IndexWriter:
         # (Codex, Claude Code records without a uuid) gives a turn another key
         # when lines move, and a forgotten turn must not come back as new.
         keyed = [mark(t.session_id, t.key) for t in result.turns]
-        texts = [mark(t.session_id, text_key(t.text)) for t in result.turns]
+        texts = [mark(t.session_id, text_key(t.text, t.timestamp, t.note)) for t in result.turns]
         marks = keyed + texts
         found: set[str] = set()
         for i in range(0, len(marks), 500):
@@ -649,9 +649,15 @@ class IndexWriter:
         self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
-def text_key(text: str) -> str:
-    """What a turn's text is marked by when it is forgotten (beside its key)."""
-    return "\x01text\x00" + text
+def text_key(text: str, ts: float | None, note: str | None) -> str:
+    """What a turn is marked by when it is forgotten, beside its key: its text and
+    the time its host recorded for it. A line that moves keeps both; the same
+    words said again later ("yes", "continue") are a new turn. A turn whose
+    host records no time (its timestamp is the file's) is marked by its text
+    alone: there, the same words said again in that session stay out too."""
+    if ts is None or note == MTIME_NOTE:
+        return "\x01text\x00" + text
+    return f"\x01text\x00{float(ts)!r}\x00{text}"
 
 
 def _stat_key(st: FileStat) -> tuple[int, int, int]:
