@@ -83,7 +83,8 @@ def rebuild(
             indexer.fault = fault
             summary = indexer.reconcile(progress)
             redactor = indexer.redactor
-            carry_kept(db, writer, redactor.redact if redactor else None, carried)
+            carry_kept(db, writer, redactor.redact if redactor else None, carried,
+                       tuple(cfg.exclude.projects))  # fmt: skip
             counts = run_sync(writer.conn, totals())
             writer.checkpoint()
         except BaseException:

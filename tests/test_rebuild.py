@@ -107,3 +107,33 @@ def test_a_rebuild_beside_a_daemon_started_by_hand_says_to_stop_it_by_its_pid(
     assert done.returncode != 0
     assert f"`kill {d.pid}`" in done.stderr, done.stderr
     assert "systemctl" not in done.stderr
+
+
+def test_a_rebuild_keeps_no_turns_of_a_project_the_config_excludes(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    files = populate(isolated_home, copies=1)
+    cfg = Config(data_dir=str(tmp_path / "data"))
+    db = cfg.db_path()
+    direct.index(cfg)
+    gone = next(f for f in files if f.suffix == ".jsonl" and ".claude" in f.parts)
+    conn = sqlite3.connect(db)
+    (project,) = conn.execute(
+        "SELECT project FROM sessions WHERE session_id = ?", (gone.stem,)
+    ).fetchone()
+    conn.close()
+    assert project and [t for t in dump_turns(db) if t[1] == gone.stem]
+    gone.unlink()  # the host pruned it: a rebuild keeps its turns, unless excluded
+    config = tmp_path / "config.yaml"
+    config.write_text(f"exclude:\n  projects: [{json.dumps(project)}]\n")
+    done = run_cli(tmp_path, "index", "--rebuild", "--json",
+                   env={"BACKSCROLL_CONFIG": str(config)})  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert not [t for t in dump_turns(db) if t[1] == gone.stem]
+    conn = sqlite3.connect(db)
+    try:
+        assert conn.execute(
+            "SELECT count(*) FROM sessions WHERE project = ?", (project,)
+        ).fetchone() == (0,)
+    finally:
+        conn.close()

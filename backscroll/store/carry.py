@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from backscroll.memo import map_prose
+from backscroll.paths import under_any
 from backscroll.store import schema
 from backscroll.store.writer import IndexWriter
 
@@ -79,18 +80,21 @@ def carry_exclusions(old: Path, writer: IndexWriter, report: CarryReport | None 
 
 
 def carry_kept(
-    old: Path, writer: IndexWriter, redact: Redact | None, report: CarryReport | None = None
-) -> CarryReport:
+    old: Path, writer: IndexWriter, redact: Redact | None, report: CarryReport | None = None,
+    excluded_projects: tuple[str, ...] = (),
+) -> CarryReport:  # fmt: skip
     """Copy from ``old`` every file row the rebuild did not read, with its sessions
     and turns, and every turn that belongs to no file. Turns the rebuild read
-    again win (same session and key)."""
+    again win (same session and key). Sessions of ``excluded_projects`` (the
+    config's ``exclude.projects``, and everything under them) stay behind, as
+    the rebuild's own reads leave them out."""
     report = report if report is not None else CarryReport()
     conn = _open_old(old, report)
     if conn is None:
         return report
     try:
         with writer.transaction():
-            _carry(conn, old, writer, redact, report)
+            _carry(conn, old, writer, redact, report, excluded_projects)
     finally:
         conn.close()
     return report
@@ -98,7 +102,7 @@ def carry_kept(
 
 def _carry(
     conn: sqlite3.Connection, old: Path, writer: IndexWriter, redact: Redact | None,
-    report: CarryReport,
+    report: CarryReport, excluded_projects: tuple[str, ...],
 ) -> None:  # fmt: skip
     new = writer.conn
     read = {str(r[0]) for r in new.execute("SELECT path FROM files")}
@@ -132,7 +136,8 @@ def _carry(
         )
         while batch := cur.fetchmany(500):
             for row in batch:
-                _carry_turn(conn, new, row, file_ids, sessions, redact, report)
+                _carry_turn(conn, new, row, file_ids, sessions, redact, report,
+                            excluded_projects)  # fmt: skip
     except sqlite3.Error as exc:
         report.problems.append(f"the turns of {old} could not be read whole: {exc}")
     report.sessions = sum(1 for v in sessions.values() if v is not None)
@@ -141,13 +146,15 @@ def _carry(
 def _carry_turn(
     conn: sqlite3.Connection, new: sqlite3.Connection, row: tuple[Any, ...],
     file_ids: dict[int, int], sessions: dict[int, int | None], redact: Redact | None,
-    report: CarryReport,
+    report: CarryReport, excluded_projects: tuple[str, ...],
 ) -> None:  # fmt: skip
     old_session, old_file, key, seq, role, ts, text, tainted, subagent, note = row
     if old_file is not None and old_file not in file_ids:
         return  # its transcript was read again by the rebuild
     if old_session not in sessions:
-        sessions[old_session] = _carry_session(conn, new, int(old_session), redact)
+        sessions[old_session] = _carry_session(
+            conn, new, int(old_session), redact, excluded_projects
+        )
     session = sessions[old_session]
     if session is None:
         return
@@ -169,8 +176,9 @@ def _carry_turn(
 
 
 def _carry_session(
-    conn: sqlite3.Connection, new: sqlite3.Connection, old_id: int, redact: Redact | None
-) -> int | None:
+    conn: sqlite3.Connection, new: sqlite3.Connection, old_id: int, redact: Redact | None,
+    excluded_projects: tuple[str, ...],
+) -> int | None:  # fmt: skip
     row = conn.execute(
         "SELECT host, session_id, project, title, started_at, updated_at, resume_command,"
         " source_path, parent_session_id FROM sessions WHERE id = ?",
@@ -179,6 +187,8 @@ def _carry_session(
     if row is None:
         return None
     host, sid, project, title, started, updated, resume, source, parent = row
+    if project and under_any(str(project), excluded_projects):
+        return None
     excluded = new.execute(
         "SELECT 1 FROM exclusions WHERE (kind = 'host' AND value = ?)"
         " OR (kind = 'session' AND host = ? AND value = ?)"
