@@ -36,6 +36,8 @@ def indexed(tmp_path: Path, isolated_home: Path) -> Path:
         (("--session", "0123abcd"), [FIRST[:8]]),
         (("--host", "codex", "--session", FIRST[:8]), ["codex"]),
         (("--project", "/no/such/project"), ["indexed projects"]),
+        # A host backscroll knows with nothing indexed: the config keeps it out.
+        (("--host", "gemini-cli"), ["claude-code", "codex", "hosts.gemini-cli.enabled: false"]),
     ],
 )
 def test_forget_of_something_not_indexed_fails_naming_what_is_and_excludes_nothing(

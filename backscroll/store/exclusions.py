@@ -45,10 +45,15 @@ def indexed_hosts(conn: sqlite3.Connection) -> list[str]:
 
 
 def check_host(conn: sqlite3.Connection, host: str, known: tuple[str, ...]) -> None:
-    """A host name backscroll knows (it may have nothing indexed yet)."""
-    if host in known:
-        return
+    """A host with something indexed (forgetting nothing stores no exclusion)."""
     indexed = indexed_hosts(conn)
+    if host in indexed:
+        return
+    if host in known:
+        raise NotFound(
+            f"nothing from {host} is indexed; indexed hosts: {', '.join(indexed) or 'none'}; "
+            f"to keep {host} out of the index, set hosts.{host}.enabled: false in the config"
+        )
     raise NotFound(
         f"unknown host {host!r}; indexed hosts: {', '.join(indexed) or 'none'}; "
         f"hosts backscroll knows: {', '.join(known)}"
