@@ -60,6 +60,13 @@ def cmd_forget(args: argparse.Namespace, parse_date: Any) -> int:
     db = cfg.db_path()
     if not db.exists():
         raise BackscrollError(f"there is no index at {db} yet; nothing to forget")
+    rebuilding = None if args.dry_run else forget.rebuild_pid(db)
+    if rebuilding is not None:
+        raise BackscrollError(
+            f"a rebuild (pid {rebuilding}) is building a new index from the transcripts, "
+            "and the index it swaps in would hold neither this forget nor its exclusion; "
+            "run forget again once `backscroll index --rebuild` has finished"
+        )
     writer = open_writer(db, check=True)
     try:
         sel = forget.resolve(writer, sel, _known_hosts())  # (NotFound: exit 1, see cli.main)

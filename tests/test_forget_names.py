@@ -115,3 +115,28 @@ def test_and_exclude_with_only_a_date_is_refused(tmp_path: Path, indexed: Path) 
     done = run_cli(tmp_path, "forget", "--before", "2020-01-01", "--and-exclude")
     assert done.returncode == 2 and "--and-exclude needs" in done.stderr
     assert rules(indexed) == []
+
+
+def test_forget_while_a_rebuild_runs_is_refused_and_changes_nothing(
+    tmp_path: Path, indexed: Path
+) -> None:
+    """What a rebuild is building would not hold this forget (nor its exclusion),
+    and it replaces the index when done: the forgotten turns would come back."""
+    import fcntl
+    import os
+
+    before = dump_turns(indexed)
+    fd = os.open(indexed.parent / "daemon.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # as `index --rebuild` holds it
+        os.ftruncate(fd, 0)
+        os.write(fd, json.dumps({"rebuild": os.getpid()}).encode())
+        done = run_cli(tmp_path, "forget", "--session", FIRST, "--and-exclude")
+        assert done.returncode == 2  # (as `index --rebuild` beside another rebuild)
+        assert "rebuild" in done.stderr and str(os.getpid()) in done.stderr
+        assert dump_turns(indexed) == before and rules(indexed) == []
+        dry = run_cli(tmp_path, "forget", "--session", FIRST, "--dry-run")
+        assert dry.returncode == 0, dry.stderr  # (counting changes nothing)
+    finally:
+        os.close(fd)
+    assert run_cli(tmp_path, "forget", "--session", FIRST, "--and-exclude").returncode == 0

@@ -376,6 +376,12 @@ def other_copies(db: Path, sel: Selection) -> list[Path]:
 def _rebuild_running(db: Path) -> bool:
     """Whether a rebuild holds the data directory's lock (a daemon's lock means
     no rebuild can run, so a .rebuild file is what a crashed one left)."""
+    return rebuild_pid(db) is not None
+
+
+def rebuild_pid(db: Path) -> int | None:
+    """The process id of the rebuild running on ``db``'s data directory, if one is
+    (it holds ``daemon.lock`` and wrote its pid there)."""
     import fcntl
     import json
     import os
@@ -383,7 +389,7 @@ def _rebuild_running(db: Path) -> bool:
     try:
         fd = os.open(db.parent / "daemon.lock", os.O_RDWR)
     except FileNotFoundError:
-        return False
+        return None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -392,9 +398,10 @@ def _rebuild_running(db: Path) -> bool:
                 holder = json.loads(os.read(fd, 4096) or b"{}")
             except ValueError:
                 holder = {}
-            return "rebuild" in holder
+            pid = holder.get("rebuild") if isinstance(holder, dict) else None
+            return pid if isinstance(pid, int) else None
         fcntl.flock(fd, fcntl.LOCK_UN)
-        return False
+        return None
     finally:
         os.close(fd)
 
