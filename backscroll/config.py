@@ -123,6 +123,9 @@ class TeamConfig:
     interval_s: float = 0.5
     #: Longest wait between retries while PostgreSQL cannot be reached.
     max_backoff_s: float = 60.0
+    #: Seconds a publish or a --team search waits for the team database to answer
+    #: before it counts as failed (a hung server, a network that drops packets).
+    timeout_s: float = 30.0
 
 
 @dataclass(frozen=True)
@@ -302,6 +305,7 @@ MUST_BE_POSITIVE = frozenset(
         "team.batch_size",
         "team.interval_s",
         "team.max_backoff_s",
+        "team.timeout_s",
     }
 )
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from backscroll.config import TeamConfig
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
 
 CONNECT_TIMEOUT_S = 5
+_T = TypeVar("_T")
 _MACHINE_ID_FILE = "machine-id"
 
 
@@ -60,6 +62,14 @@ def connect_kwargs(team: TeamConfig) -> dict[str, Any]:
     kwargs: dict[str, Any] = {
         "connect_timeout": CONNECT_TIMEOUT_S,
         "application_name": "backscroll",
+        # A network that drops packets ends the connection instead of a wait
+        # without end: probes after 10 s of silence, and unacknowledged data
+        # given up on after team.timeout_s (where the system has the option).
+        "keepalives": 1,
+        "keepalives_idle": 10,
+        "keepalives_interval": 5,
+        "keepalives_count": 3,
+        "tcp_user_timeout": max(int(team.timeout_s * 1000), 1),
     }
     password = _password(team)
     if password is not None:
@@ -110,23 +120,54 @@ def first_line(exc: BaseException) -> str:
     return text[0] if text else type(exc).__name__
 
 
+def explain(exc: BaseException) -> str:
+    """A database error as a sentence that names the fix."""
+    first = first_line(exc)
+    state = getattr(exc, "sqlstate", None)
+    if state == "42501" or "permission denied" in first:
+        return (
+            f"the database role lacks a permission ({first}); the database owner makes it a "
+            "member: `backscroll team init --member NAME | psql postgresql://OWNER@HOST/DB`"
+        )
+    if state in ("28P01", "28000") or "password authentication failed" in first:
+        return (
+            f"the team database refused the login ({first}); check the user in team.url and "
+            "the password (team.password_file or PGPASSFILE)"
+        )
+    if state == "57014":  # query_canceled: statement_timeout
+        return (
+            f"the team database did not answer in time ({first}); check its load, or raise "
+            "team.timeout_s"
+        )
+    return first
+
+
 def schema_version(conn: psycopg.Connection[Any]) -> int | None:
     """The installed team schema's version (None: not installed)."""
     from backscroll.team import sql
 
-    return sql.schema_version(conn)
+    return _worded(sql.schema_version, conn)
 
 
 def sql_user(conn: psycopg.Connection[Any]) -> str:
     """The database role this connection acts as (the owner of what it writes)."""
     from backscroll.team import sql
 
-    return sql.current_user(conn)
+    return _worded(sql.current_user, conn)
+
+
+def _worded(query: Callable[[psycopg.Connection[Any]], _T], conn: psycopg.Connection[Any]) -> _T:
+    """``query(conn)``, a database error raised as a BackscrollError naming the fix."""
+    pg = driver()
+    try:
+        return query(conn)
+    except pg.Error as exc:
+        raise BackscrollError(explain(exc)) from exc
 
 
 def check_schema(conn: psycopg.Connection[Any]) -> int:
     """The version, or an error saying what the database owner must run."""
-    version = schema_version(conn)
+    version = schema_version(conn)  # (a permission error: BackscrollError, worded)
     if version is None:
         raise BackscrollError(
             "the team database has no backscroll schema; the database owner runs "

@@ -17,6 +17,7 @@ import contextlib
 import json
 import logging
 import random
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ from backscroll.config import TeamConfig
 from backscroll.paths import under_any
 from backscroll.store.outbox import OutboxBatch, OutboxStats, OutboxTurn
 from backscroll.team import sql
-from backscroll.team.connect import CONNECT_TIMEOUT_S, check_schema, first_line, safe_url
+from backscroll.team.connect import CONNECT_TIMEOUT_S, check_schema, explain, safe_url
 from backscroll.team.keys import TeamKeys
 
 if TYPE_CHECKING:
@@ -92,6 +93,22 @@ def _clean(text: str | None) -> str | None:
     return text.replace("\x00", "") if text and "\x00" in text else text
 
 
+def _diagnose(team: TeamConfig) -> None:
+    """After the pool gave up waiting for a connection: one connection made
+    directly, whose failure says why (a refused login, a server that is down)
+    as a BackscrollError naming the fix. Returns if it connects."""
+    from backscroll.team.connect import connect
+
+    with connect(team):
+        pass
+
+
+def _consume(done: asyncio.Future[Any]) -> None:
+    """Retrieve what a send given up on ended with (else asyncio logs it)."""
+    if not done.cancelled():
+        done.exception()
+
+
 def remote_changes(
     turns: tuple[OutboxTurn, ...], machine: str, team: TeamConfig, keys: TeamKeys
 ) -> tuple[list[sql.Upsert], list[sql.Key]]:
@@ -143,6 +160,8 @@ class Publisher:
         self._pool_factory = pool_factory
         self._pool: ConnectionPool | None = None
         self._schema_ok = False
+        #: A send that has not returned after team.timeout_s (its thread waits on).
+        self._stuck: threading.Thread | None = None
         self._stop = asyncio.Event()
         self._wake = asyncio.Event()
 
@@ -190,7 +209,7 @@ class Publisher:
         batch = await self.local.batch(max(self.team.batch_size, 1))
         if batch.last_id == 0:
             return False
-        ups, dels = await asyncio.to_thread(self._send, batch)
+        ups, dels = await self._in_thread(batch)
         await self.local.ack(batch.last_id)
         self.state.published += ups
         self.state.deleted += dels
@@ -200,12 +219,71 @@ class Publisher:
         self.state.pending, self.state.oldest_pending = stats.pending, stats.oldest
         return True
 
+    async def _in_thread(self, batch: OutboxBatch) -> tuple[int, int]:
+        """:meth:`_send` in a thread of its own, waited for at most
+        ``team.timeout_s``. A server that stops answering (hung, or behind a
+        network that drops packets) leaves that thread waiting: the round fails
+        with a message, the stuck connection's pool is let go, and no second
+        send starts until the first one returns. The thread is a daemon thread,
+        so a stuck one never holds up the daemon's exit."""
+        if self._stuck is not None and self._stuck.is_alive():
+            raise TimeoutError(self._no_answer)
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[tuple[int, int]] = loop.create_future()
+
+        def settle(value: tuple[int, int] | None, error: BaseException | None) -> None:
+            if done.done():
+                return
+            if error is not None:
+                done.set_exception(error)
+            else:
+                assert value is not None
+                done.set_result(value)
+
+        def send() -> None:
+            value, error = None, None
+            try:
+                value = self._send(batch)
+            except BaseException as exc:  # (handed to the waiting round)
+                error = exc
+            with contextlib.suppress(RuntimeError):  # (the loop closed: nobody waits)
+                loop.call_soon_threadsafe(settle, value, error)
+
+        thread = threading.Thread(target=send, name="backscroll-team-send", daemon=True)
+        thread.start()
+        try:
+            return await asyncio.wait_for(asyncio.shield(done), self.team.timeout_s)
+        except TimeoutError:
+            done.add_done_callback(_consume)
+            self._stuck = thread
+            pool, self._pool = self._pool, None
+            self._schema_ok = False
+            if pool is not None:  # (closed aside: closing may wait for the stuck one)
+                threading.Thread(target=pool.close, daemon=True).start()
+            raise TimeoutError(self._no_answer) from None
+
+    @property
+    def _no_answer(self) -> str:
+        return (
+            f"the team database {self.state.url} has not answered for {self.team.timeout_s:g} s; "
+            "check that the server runs and the network reaches it (team.timeout_s)"
+        )
+
     def _send(self, batch: OutboxBatch) -> tuple[int, int]:
         if self._pool is None:
             from backscroll.team.connect import open_pool
 
             self._pool = (self._pool_factory or open_pool)(self.team)
-        with self._pool.connection(timeout=CONNECT_TIMEOUT_S) as conn:
+        try:
+            return self._push(self._pool, batch)
+        except Exception as exc:
+            if type(exc).__name__ == "PoolTimeout":
+                _diagnose(self.team)  # (the pool's timeout does not say why)
+            raise
+
+    def _push(self, pool: ConnectionPool, batch: OutboxBatch) -> tuple[int, int]:
+        with pool.connection(timeout=CONNECT_TIMEOUT_S) as conn:
+            sql.limit_time(conn, self.team.timeout_s)
             if not self._schema_ok:
                 check_schema(conn)
                 self.state.owner = sql.current_user(conn)
@@ -222,7 +300,7 @@ class Publisher:
         return sent
 
     def _failed(self, exc: BaseException, delay: float) -> None:
-        message = first_line(exc)
+        message = explain(exc)
         if type(exc).__name__ == "PoolTimeout":
             message = f"cannot reach {self.state.url} ({message})"
         self.state.last_error = message

@@ -50,7 +50,7 @@ def _excerpt(marked: str, limit: int) -> tuple[str, list[list[int]]]:
 def search(config: Config, params: dict[str, Any]) -> dict[str, Any]:
     """Search the team database with the local search's parameters."""
     from backscroll.team import driver, sql
-    from backscroll.team.connect import check_schema, connect, first_line, require_url
+    from backscroll.team.connect import check_schema, connect, explain, require_url
 
     words = str(params.get("query", "")).strip()
     if not words:
@@ -75,13 +75,11 @@ def search(config: Config, params: dict[str, Any]) -> dict[str, Any]:
     psycopg = driver()  # before connecting: a missing driver names the extra
     with connect(config.team) as conn:
         try:
+            sql.limit_time(conn, config.team.timeout_s)
             check_schema(conn)
             rows = sql.search(conn, words, filters, limit)
         except psycopg.Error as exc:
-            raise BackscrollError(
-                f"the team search failed ({first_line(exc)}); check that this role is a "
-                "member (the database owner runs `backscroll team init --member NAME`)"
-            ) from exc
+            raise BackscrollError(f"the team search failed: {explain(exc)}") from exc
     hits = []
     for (machine, owner, host, sid, project, title, role, ts, resume, key, tainted, subagent,
          private, chars, marked, _rank, _total) in rows:  # fmt: skip

@@ -37,6 +37,15 @@ Upsert = tuple[str, str, str, str, bool, str | None, str | None, str | None, str
 Key = tuple[str, str, str, str]
 
 
+def limit_time(conn: psycopg.Connection[Any], seconds: float) -> None:
+    """A statement of this transaction that runs longer than ``seconds`` is
+    cancelled by the server (``SET LOCAL``: a pooler's next client keeps its own)."""
+    with conn.cursor() as cur:
+        cur.execute(
+            "SELECT set_config('statement_timeout', %s, true)", (f"{max(int(seconds * 1000), 1)}",)
+        )
+
+
 def delete_other_keys(conn: psycopg.Connection[Any], machine: str, prefix: str) -> int:
     """Delete this machine's rows whose turn key does not start with ``prefix``."""
     with conn.cursor() as cur:

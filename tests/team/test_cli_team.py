@@ -149,3 +149,28 @@ def test_search_team_without_a_team_url_says_no_team_database_is_configured(
     err = capsys.readouterr().err
     assert "no team database configured; set team.url" in err
     assert "driver is not installed" not in err
+
+
+def test_a_role_that_is_not_a_member_is_told_the_fix_by_check_doctor_and_search(
+    tmp_path: Path, team_db: TeamDb
+) -> None:
+    import json
+
+    from tests.team.pgserver import PASSWORD
+
+    team_db.server.admin(
+        "DO $$ BEGIN CREATE ROLE dave LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$"
+    )
+    team_db.server.admin(f"ALTER ROLE dave PASSWORD '{PASSWORD}'")
+    env = config_file(tmp_path, team_yaml(team_db, "dave", "m-dave"))
+    fix = "backscroll team init --member NAME"
+    check = run_cli(tmp_path, "team", "init", "--check", env=env)
+    assert check.returncode != 0 and "permission" in check.stderr and fix in check.stderr
+    assert "unexpected error" not in check.stderr
+    doctor = run_cli(tmp_path, "doctor", "--json", env=env)
+    findings = json.loads(doctor.stdout)["findings"]
+    team = [f for f in findings if f["check"] == "team"]
+    assert team[0]["status"] == "fail" and fix in team[0]["detail"], team
+    assert len(findings) > 1  # every other check still ran
+    search = run_cli(tmp_path, "search", "--team", "word", env=env)
+    assert search.returncode != 0 and fix in search.stderr

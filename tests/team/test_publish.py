@@ -215,3 +215,50 @@ def test_rows_published_under_older_keys_are_replaced_not_doubled(
         )
     publish_all(db, team_db.team("alice", "m-alice"))
     assert team_db.rows() == local_keys(db, "m-alice")
+
+
+def test_a_team_database_that_stops_answering_fails_the_round_and_publishing_resumes(
+    tmp_path: Path, team_db: TeamDb
+) -> None:
+    """A hung server (its backends stopped, as a network that drops packets
+    looks to the client): the round fails after team.timeout_s with a message,
+    starts no second send while the first waits, and publishing resumes once
+    the server answers again."""
+    import os
+    import signal
+    import time
+
+    import psycopg
+
+    db = indexed(tmp_path)
+    pub, writer = local_publisher(db, team_db.team("alice", "m-alice", timeout_s=1.0))
+    try:
+        drain(pub)
+        expected = local_keys(db, "m-alice")
+        with psycopg.connect(team_db.server.admin_dsn(team_db.name)) as conn:
+            backends = [int(r[0]) for r in conn.execute(
+                "SELECT pid FROM pg_stat_activity WHERE usename = 'alice'").fetchall()]  # fmt: skip
+        assert backends
+        outbox.disable(writer)
+        outbox.enable(writer)  # everything queued again
+        for pid in backends:
+            os.kill(pid, signal.SIGSTOP)
+        try:
+            started = time.monotonic()
+            with pytest.raises(TimeoutError, match="has not answered for 1 s"):
+                asyncio.run(pub.round())
+            assert time.monotonic() - started < 10
+            stuck = pub._stuck
+            assert stuck is not None and stuck.is_alive() and stuck.daemon
+            with pytest.raises(TimeoutError):  # no second send while the first waits
+                asyncio.run(pub.round())
+        finally:
+            for pid in backends:
+                os.kill(pid, signal.SIGCONT)
+        wait_until(lambda: not stuck.is_alive(), "the stuck send to return")
+        drain(pub)
+        assert team_db.rows() == expected
+        assert outbox.stats(writer).pending == 0
+    finally:
+        pub.close()
+        writer.close()
