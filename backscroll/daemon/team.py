@@ -12,7 +12,7 @@ from backscroll.daemon.handlers import ReadPool
 from backscroll.daemon.worker import Worker
 from backscroll.errors import BackscrollError
 from backscroll.store import outbox
-from backscroll.store.outbox import OutboxBatch, OutboxStats
+from backscroll.store.outbox import OutboxBatch, OutboxStats, Reconcile
 
 log = logging.getLogger("backscroll.team")
 
@@ -35,6 +35,15 @@ class DaemonOutbox:
     async def ack(self, last_id: int) -> None:
         await asyncio.wrap_future(
             self.worker.submit("call", lambda ix: outbox.ack(ix.writer, last_id))
+        )
+
+    async def reconcile(self) -> Reconcile | None:
+        result: Reconcile | None = await self.pool.run(outbox.reconcile_query())
+        return result
+
+    async def reconciled(self, token: str) -> None:
+        await asyncio.wrap_future(
+            self.worker.submit("call", lambda ix: outbox.reconciled(ix.writer, token))
         )
 
 
@@ -70,7 +79,7 @@ class TeamRunner:
 
         wanted = settings(team, keys)
         queued = await asyncio.wrap_future(
-            worker.submit("call", lambda ix: outbox.enable(ix.writer, wanted))
+            worker.submit("call", lambda ix: outbox.enable(ix.writer, wanted, machine))
         )
         self.publisher = Publisher(team, machine, DaemonOutbox(pool, worker), keys)
         self.task = asyncio.get_running_loop().create_task(self.publisher.run())

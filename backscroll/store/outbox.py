@@ -15,6 +15,7 @@ again, which the remote upsert makes harmless.
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -114,24 +115,38 @@ ORDER BY o.id
 """
 
 
-def enable(writer: IndexWriter, settings: str = "") -> int:
+def enable(writer: IndexWriter, settings: str = "", machine: str = "") -> int:
     """Start recording changes. The first time, and whenever ``settings`` (what
-    decides which turns are sent and how: excluded and private projects) differs
-    from the last call's, queue every turn already indexed, so a newly excluded
-    project is deleted remotely and a newly private one re-marked. Returns how
-    many turns were queued."""
+    decides which turns are sent and how: excluded and private projects) or the
+    ``machine`` id differs from the last call's, queue every turn already
+    indexed, so a newly excluded project is deleted remotely and a newly
+    private one re-marked, and ask the publisher to reconcile (see
+    :func:`reconcile_query`): what changed while nothing was recorded (a forget
+    after a rebuild, or while publishing was off) left no row here. Returns
+    how many turns were queued."""
     with writer.transaction():
         rows = dict(
             writer.conn.execute(
-                "SELECT key, value FROM meta WHERE key IN ('team_outbox', 'team_settings')"
+                "SELECT key, value FROM meta WHERE key IN"
+                " ('team_outbox', 'team_settings', 'team_machine', 'team_reconcile')"
             ).fetchall()
         )
-        if rows.get("team_outbox") == "1" and rows.get("team_settings", "") == settings:
+        if (
+            rows.get("team_outbox") == "1"
+            and rows.get("team_settings", "") == settings
+            and rows.get("team_machine", "") == machine
+        ):
             return 0
+        old = set(json.loads(rows.get("team_reconcile") or "{}").get("machines", []))
+        if rows.get("team_machine") and rows["team_machine"] != machine:
+            old.add(rows["team_machine"])  # its rows go: this index publishes as ``machine`` now
+        old.discard(machine)
+        plan = json.dumps({"machines": sorted(old), "at": time.time()})
         writer.conn.executemany(
             "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-            [("team_outbox", "1"), ("team_settings", settings)],
-        )
+            [("team_outbox", "1"), ("team_settings", settings), ("team_machine", machine),
+             ("team_reconcile", plan)],
+        )  # fmt: skip
         cur = writer.conn.execute(
             "INSERT INTO team_outbox (host, session_id, turn_key, created_at)"
             " SELECT s.host, s.session_id, t.key, ? FROM turns t"
@@ -139,6 +154,41 @@ def enable(writer: IndexWriter, settings: str = "") -> int:
             (time.time(),),
         )
         return max(cur.rowcount, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Reconcile:
+    """What the publisher sets right once publishing (re)starts: this machine's
+    remote rows that are not among ``local`` (host, session id, turn key) go,
+    and so does every row published under ``old_machines``."""
+
+    token: str
+    old_machines: tuple[str, ...]
+    local: frozenset[tuple[str, str, str]]
+
+
+def reconcile_query() -> Query:
+    """The pending :class:`Reconcile`, or None (read with one snapshot)."""
+    rows = yield ("SELECT value FROM meta WHERE key = 'team_reconcile'", ())
+    if not rows:
+        return None
+    token = str(rows[0][0])
+    plan = json.loads(token)
+    keys = yield (
+        "SELECT s.host, s.session_id, t.key FROM turns t JOIN sessions s ON s.id = t.session",
+        (),
+    )
+    return Reconcile(
+        token,
+        tuple(str(m) for m in plan.get("machines", [])),
+        frozenset((str(h), str(sid), str(k)) for h, sid, k in keys),
+    )
+
+
+def reconciled(writer: IndexWriter, token: str) -> None:
+    """The reconcile ``token`` names is done (a newer one asked for since stays)."""
+    with writer.transaction():
+        writer.conn.execute("DELETE FROM meta WHERE key = 'team_reconcile' AND value = ?", (token,))
 
 
 def disable(writer: IndexWriter) -> None:

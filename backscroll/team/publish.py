@@ -21,11 +21,11 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from backscroll.config import TeamConfig
 from backscroll.paths import under_any
-from backscroll.store.outbox import OutboxBatch, OutboxStats, OutboxTurn
+from backscroll.store.outbox import OutboxBatch, OutboxStats, OutboxTurn, Reconcile
 from backscroll.team import sql
 from backscroll.team.connect import CONNECT_TIMEOUT_S, check_schema, explain, safe_url
 from backscroll.team.keys import TeamKeys
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
 
 log = logging.getLogger("backscroll.team")
+_T = TypeVar("_T")
 #: The shortest idle look at the outbox (``team.interval_s: 0`` would spin).
 MIN_INTERVAL_S = 0.05
 
@@ -46,6 +47,8 @@ class LocalOutbox(Protocol):
     async def stats(self) -> OutboxStats: ...
     async def batch(self, limit: int) -> OutboxBatch: ...
     async def ack(self, last_id: int) -> None: ...
+    async def reconcile(self) -> Reconcile | None: ...
+    async def reconciled(self, token: str) -> None: ...
 
 
 @dataclass
@@ -202,6 +205,14 @@ class Publisher:
 
     async def round(self) -> bool:
         """One look at the outbox; True if something was sent."""
+        plan = await self.local.reconcile()
+        if plan is not None:
+            gone = await self._in_thread(lambda: self._reconcile(plan))
+            await self.local.reconciled(plan.token)
+            self.state.deleted += gone
+            if gone:
+                log.info("team rows no longer in this index deleted",
+                         extra={"event": "team_reconciled", "deleted": gone})  # fmt: skip
         stats = await self.local.stats()
         self.state.pending, self.state.oldest_pending = stats.pending, stats.oldest
         if not stats.pending:
@@ -209,7 +220,7 @@ class Publisher:
         batch = await self.local.batch(max(self.team.batch_size, 1))
         if batch.last_id == 0:
             return False
-        ups, dels = await self._in_thread(batch)
+        ups, dels = await self._in_thread(lambda: self._send(batch))
         await self.local.ack(batch.last_id)
         self.state.published += ups
         self.state.deleted += dels
@@ -219,8 +230,8 @@ class Publisher:
         self.state.pending, self.state.oldest_pending = stats.pending, stats.oldest
         return True
 
-    async def _in_thread(self, batch: OutboxBatch) -> tuple[int, int]:
-        """:meth:`_send` in a thread of its own, waited for at most
+    async def _in_thread(self, work: Callable[[], _T]) -> _T:
+        """``work`` (a send) in a thread of its own, waited for at most
         ``team.timeout_s``. A server that stops answering (hung, or behind a
         network that drops packets) leaves that thread waiting: the round fails
         with a message, the stuck connection's pool is let go, and no second
@@ -229,21 +240,21 @@ class Publisher:
         if self._stuck is not None and self._stuck.is_alive():
             raise TimeoutError(self._no_answer)
         loop = asyncio.get_running_loop()
-        done: asyncio.Future[tuple[int, int]] = loop.create_future()
+        done: asyncio.Future[_T] = loop.create_future()
 
-        def settle(value: tuple[int, int] | None, error: BaseException | None) -> None:
+        def settle(value: _T | None, error: BaseException | None) -> None:
             if done.done():
                 return
             if error is not None:
                 done.set_exception(error)
             else:
-                assert value is not None
-                done.set_result(value)
+                done.set_result(value)  # type: ignore[arg-type]
 
         def send() -> None:
-            value, error = None, None
+            value: _T | None = None
+            error: BaseException | None = None
             try:
-                value = self._send(batch)
+                value = work()
             except BaseException as exc:  # (handed to the waiting round)
                 error = exc
             with contextlib.suppress(RuntimeError):  # (the loop closed: nobody waits)
@@ -270,34 +281,51 @@ class Publisher:
         )
 
     def _send(self, batch: OutboxBatch) -> tuple[int, int]:
+        return self._with_connection(
+            lambda conn: push(conn, batch, self.machine, self.team, self.keys)
+        )
+
+    def _reconcile(self, plan: Reconcile) -> int:
+        """Delete this machine's remote rows that the local index no longer
+        holds, and every row of the machine ids this index published as before."""
+
+        def run(conn: psycopg.Connection[Any]) -> int:
+            here = {(h, sid, self.keys(k)) for h, sid, k in plan.local}
+            stale = sql.machine_keys(conn, self.machine) - here
+            sql.publish(conn, [], [(self.machine, h, sid, k) for h, sid, k in sorted(stale)])
+            return len(stale) + sql.delete_machines(conn, plan.old_machines)
+
+        return self._with_connection(run)
+
+    def _with_connection(self, work: Callable[[psycopg.Connection[Any]], _T]) -> _T:
+        """``work`` in one transaction on a pooled connection (committed when it
+        returns), after the schema check and the one-time purge of old keys."""
         if self._pool is None:
             from backscroll.team.connect import open_pool
 
             self._pool = (self._pool_factory or open_pool)(self.team)
+        pool = self._pool
         try:
-            return self._push(self._pool, batch)
+            with pool.connection(timeout=CONNECT_TIMEOUT_S) as conn:
+                sql.limit_time(conn, self.team.timeout_s)
+                if not self._schema_ok:
+                    check_schema(conn)
+                    self.state.owner = sql.current_user(conn)
+                    self._schema_ok = True
+                if not self._purged:
+                    # Rows under another secret's keys (or sent before keys were
+                    # hashed): every turn is queued again under this one's.
+                    gone = sql.delete_other_keys(conn, self.machine, self.keys.prefix)
+                    if gone:
+                        log.info("team rows under an older key scheme deleted; re-sending",
+                                 extra={"event": "team_rekeyed", "deleted": gone})  # fmt: skip
+                result = work(conn)
         except Exception as exc:
             if type(exc).__name__ == "PoolTimeout":
                 _diagnose(self.team)  # (the pool's timeout does not say why)
             raise
-
-    def _push(self, pool: ConnectionPool, batch: OutboxBatch) -> tuple[int, int]:
-        with pool.connection(timeout=CONNECT_TIMEOUT_S) as conn:
-            sql.limit_time(conn, self.team.timeout_s)
-            if not self._schema_ok:
-                check_schema(conn)
-                self.state.owner = sql.current_user(conn)
-                self._schema_ok = True
-            if not self._purged:
-                # Rows under another secret's keys (or sent before keys were
-                # hashed): every turn is queued again under this one's.
-                gone = sql.delete_other_keys(conn, self.machine, self.keys.prefix)
-                if gone:
-                    log.info("team rows under an older key scheme deleted; re-sending",
-                             extra={"event": "team_rekeyed", "deleted": gone})  # fmt: skip
-            sent = push(conn, batch, self.machine, self.team, self.keys)
         self._purged = True
-        return sent
+        return result
 
     def _failed(self, exc: BaseException, delay: float) -> None:
         message = explain(exc)

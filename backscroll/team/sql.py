@@ -46,6 +46,25 @@ def limit_time(conn: psycopg.Connection[Any], seconds: float) -> None:
         )
 
 
+def machine_keys(conn: psycopg.Connection[Any], machine: str) -> set[tuple[str, str, str]]:
+    """(host, session id, turn key) of every row published under ``machine``."""
+    with conn.cursor() as cur:
+        cur.execute(
+            "SELECT host, session_id, turn_key FROM backscroll.turns WHERE machine_id = %s",
+            (machine,),
+        )
+        return {(str(h), str(s), str(k)) for h, s, k in cur.fetchall()}
+
+
+def delete_machines(conn: psycopg.Connection[Any], machines: Sequence[str]) -> int:
+    """Delete the rows published under ``machines`` (this role's own: row-level security)."""
+    if not machines:
+        return 0
+    with conn.cursor() as cur:
+        cur.execute("DELETE FROM backscroll.turns WHERE machine_id = ANY(%s)", (list(machines),))
+        return max(cur.rowcount, 0)
+
+
 def delete_other_keys(conn: psycopg.Connection[Any], machine: str, prefix: str) -> int:
     """Delete this machine's rows whose turn key does not start with ``prefix``."""
     with conn.cursor() as cur:

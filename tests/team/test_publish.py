@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from backscroll.store import outbox
+from backscroll.store import open_writer, outbox
 from backscroll.team.keys import TeamKeys
 from backscroll.team.publish import Publisher
 from tests.daemon.harness import claude_user_line, dump_turns, populate, run_cli
@@ -262,3 +262,42 @@ def test_a_team_database_that_stops_answering_fails_the_round_and_publishing_res
     finally:
         pub.close()
         writer.close()
+
+
+def test_what_was_forgotten_while_nothing_recorded_is_deleted_remotely_when_publishing_resumes(
+    tmp_path: Path, team_db: TeamDb
+) -> None:
+    """A rebuild's new index records nothing until a daemon turns publishing on,
+    and turning it off (team.url unset) drops the queue: a forget in between left
+    no row to send, so the forgotten turns stayed published for good."""
+    db = indexed(tmp_path)
+    team = team_db.team("alice", "m-alice")
+    publish_all(db, team)
+    sessions = sorted({t[1] for t in dump_turns(db)})
+    assert len(sessions) >= 2
+    # A rebuild, then a forget before any daemon ran with the new index.
+    assert run_cli(tmp_path, "index", "--rebuild").returncode == 0
+    assert run_cli(tmp_path, "forget", "--session", sessions[0]).returncode == 0
+    publish_all(db, team)  # as a daemon started afterwards
+    assert team_db.rows() == local_keys(db, "m-alice")
+    assert not any(r[3] == sessions[0] for r in team_db.rows())
+    # Publishing turned off (team.url unset), a forget, publishing on again.
+    writer = open_writer(db)
+    try:
+        outbox.disable(writer)
+    finally:
+        writer.close()
+    assert run_cli(tmp_path, "forget", "--session", sessions[1]).returncode == 0
+    publish_all(db, team)
+    assert team_db.rows() == local_keys(db, "m-alice")
+    assert not any(r[3] == sessions[1] for r in team_db.rows())
+
+
+def test_a_changed_machine_id_takes_the_rows_published_under_the_old_one_away(
+    tmp_path: Path, team_db: TeamDb
+) -> None:
+    db = indexed(tmp_path)
+    publish_all(db, team_db.team("alice", "m-old"))
+    assert {r[0] for r in team_db.rows()} == {"m-old"}
+    publish_all(db, team_db.team("alice", "m-new"))
+    assert team_db.rows() == local_keys(db, "m-new")

@@ -10,7 +10,8 @@ from typing import Any
 
 from backscroll.config import TeamConfig
 from backscroll.store import open_writer, outbox
-from backscroll.store.outbox import OutboxBatch, OutboxStats
+from backscroll.store.outbox import OutboxBatch, OutboxStats, Reconcile
+from backscroll.store.queries import run_sync
 from backscroll.store.writer import IndexWriter
 from backscroll.team.keys import TeamKeys
 from backscroll.team.publish import Publisher, settings
@@ -35,6 +36,15 @@ class WriterOutbox:
     async def ack(self, last_id: int) -> None:
         await self.run(lambda: outbox.ack(self.writer, last_id))
 
+    async def reconcile(self) -> Reconcile | None:
+        result: Reconcile | None = await self.run(
+            lambda: run_sync(self.writer.conn, outbox.reconcile_query())
+        )
+        return result
+
+    async def reconciled(self, token: str) -> None:
+        await self.run(lambda: outbox.reconciled(self.writer, token))
+
 
 async def here(fn: Callable[[], Any]) -> Any:
     return fn()
@@ -44,7 +54,7 @@ def local_publisher(db: Path, team: TeamConfig) -> tuple[Publisher, IndexWriter]
     """A publisher over ``db``'s outbox (turned on, so every turn is queued)."""
     writer = open_writer(db)
     keys = TeamKeys.of(db.parent)  # the data directory's secret, as the daemon's
-    outbox.enable(writer, settings(team, keys))
+    outbox.enable(writer, settings(team, keys), team.machine_id or "")
     assert team.machine_id
     return Publisher(team, team.machine_id, WriterOutbox(writer, here), keys), writer
 
@@ -94,3 +104,9 @@ class CrashAfterCommit:
 
     async def ack(self, last_id: int) -> None:
         raise RuntimeError("killed between the remote commit and the local ack")
+
+    async def reconcile(self) -> Reconcile | None:
+        return await self.inner.reconcile()
+
+    async def reconciled(self, token: str) -> None:
+        await self.inner.reconciled(token)
