@@ -29,14 +29,18 @@ def exclusions(db: Path) -> set[tuple[str, str, str]]:
         conn.close()
 
 
+def _indexed_claude(tmp_path: Path, home: Path) -> tuple[Config, Path, list[Path]]:
+    """The sample corpus indexed into tmp_path/data: config, index, Claude Code files."""
+    files = populate(home, copies=1)
+    cfg = Config(data_dir=str(tmp_path / "data"))
+    direct.index(cfg)
+    return cfg, cfg.db_path(), [f for f in files if f.suffix == ".jsonl" and ".claude" in f.parts]
+
+
 def test_rebuild_keeps_turns_of_deleted_transcripts_and_every_exclusion(
     tmp_path: Path, isolated_home: Path
 ) -> None:
-    files = populate(isolated_home, copies=1)
-    cfg = Config(data_dir=str(tmp_path / "data"))
-    db = cfg.db_path()
-    direct.index(cfg)
-    claude = [f for f in files if f.suffix == ".jsonl" and ".claude" in f.parts]
+    cfg, db, claude = _indexed_claude(tmp_path, isolated_home)
     gone, excluded = claude[0], claude[1]
     done = run_cli(tmp_path, "forget", "--session", excluded.stem, "--and-exclude", "--json")
     assert done.returncode == 0, done.stderr
@@ -112,11 +116,8 @@ def test_a_rebuild_beside_a_daemon_started_by_hand_says_to_stop_it_by_its_pid(
 def test_a_rebuild_keeps_no_turns_of_a_project_the_config_excludes(
     tmp_path: Path, isolated_home: Path
 ) -> None:
-    files = populate(isolated_home, copies=1)
-    cfg = Config(data_dir=str(tmp_path / "data"))
-    db = cfg.db_path()
-    direct.index(cfg)
-    gone = next(f for f in files if f.suffix == ".jsonl" and ".claude" in f.parts)
+    _cfg, db, claude = _indexed_claude(tmp_path, isolated_home)
+    gone = claude[0]
     conn = sqlite3.connect(db)
     (project,) = conn.execute(
         "SELECT project FROM sessions WHERE session_id = ?", (gone.stem,)
