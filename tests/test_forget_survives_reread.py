@@ -213,3 +213,41 @@ def test_a_forgotten_session_indexes_new_turns_that_repeat_a_forgotten_text(
         "please continue with the refactor",
         "yes",
     ]
+
+
+def test_turns_forgotten_by_an_older_version_stay_out_when_their_lines_move(
+    isolated_home: Path,
+) -> None:
+    """Before text marks held the time, a forgotten turn was marked by its key
+    and its text alone: those marks still keep it out."""
+    from backscroll.store import open_writer
+    from backscroll.store.writer import text_key
+
+    name = "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.lines1-77.jsonl"
+    day = isolated_home / ".codex" / "sessions" / "2026" / "05" / "11"
+    day.mkdir(parents=True)
+    path = day / name.replace(".lines1-77", "")
+    shutil.copy(FIXTURES / "codex" / name, path)
+    cfg = config.load()
+    direct.index(cfg)
+    db = cfg.db_path()
+    turns = dump_turns(db)
+    assert turns
+    assert cli.main(["forget", "--host", "codex"]) == 0
+    writer = open_writer(db)
+    try:  # the marks an older version wrote: keys, and texts without their time
+        mark = writer.forgotten_mark()
+        with writer.transaction():
+            writer.conn.execute("DELETE FROM forgotten")
+            writer.conn.executemany(
+                "INSERT OR IGNORE INTO forgotten (mark) VALUES (?)",
+                [(mark(sid, k),) for _h, sid, key, _r, text in turns
+                 for k in (key, text_key(text, None, None))],
+            )  # fmt: skip
+    finally:
+        writer.close()
+    first, rest = path.read_text().split("\n", 1)
+    moved = '{"timestamp":"2026-05-11T11:26:55Z","type":"event_msg","payload":{"type":"x"}}'
+    path.write_text(first + "\n" + moved + "\n" + rest)  # every later line moves
+    direct.index(cfg)
+    assert dump_turns(db) == []

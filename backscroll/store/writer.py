@@ -339,7 +339,10 @@ class IndexWriter:
         # when lines move, and a forgotten turn must not come back as new.
         keyed = [mark(t.session_id, t.key) for t in result.turns]
         texts = [mark(t.session_id, text_key(t.text, t.timestamp, t.note)) for t in result.turns]
-        marks = keyed + texts
+        # Forgets before text marks held the time marked the text alone: those
+        # marks still count (the same words said again there stay out, as then).
+        bare = [mark(t.session_id, text_key(t.text, None, None)) for t in result.turns]
+        marks = keyed + texts + bare
         found: set[str] = set()
         for i in range(0, len(marks), 500):
             chunk = marks[i : i + 500]
@@ -352,7 +355,11 @@ class IndexWriter:
             )
         if not found:
             return update
-        taken = {i for i, (k, t) in enumerate(zip(keyed, texts, strict=True)) if found & {k, t}}
+        taken = {
+            i
+            for i, (k, t, b) in enumerate(zip(keyed, texts, bare, strict=True))
+            if found & {k, t, b}
+        }
         turns = tuple(t for i, t in enumerate(result.turns) if i not in taken)
         touched = {result.turns[i].session_id for i in taken}
         gone = touched - {t.session_id for t in turns}
