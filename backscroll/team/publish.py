@@ -36,6 +36,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("backscroll.team")
 _T = TypeVar("_T")
+#: Sends given up on whose threads still wait (any publisher's: a reload makes
+#: a new one): no send starts beside one, which may yet commit.
+_STUCK: list[threading.Thread] = []
 #: The shortest idle look at the outbox (``team.interval_s: 0`` would spin).
 MIN_INTERVAL_S = 0.05
 
@@ -235,9 +238,11 @@ class Publisher:
         ``team.timeout_s``. A server that stops answering (hung, or behind a
         network that drops packets) leaves that thread waiting: the round fails
         with a message, the stuck connection's pool is let go, and no second
-        send starts until the first one returns. The thread is a daemon thread,
+        send starts until the first one returns (a new publisher's neither). The
+        thread is a daemon thread,
         so a stuck one never holds up the daemon's exit."""
-        if self._stuck is not None and self._stuck.is_alive():
+        _STUCK[:] = [t for t in _STUCK if t.is_alive()]
+        if _STUCK:  # (also one a publisher before a reload gave up on)
             raise TimeoutError(self._no_answer)
         loop = asyncio.get_running_loop()
         done: asyncio.Future[_T] = loop.create_future()
@@ -267,6 +272,7 @@ class Publisher:
         except TimeoutError:
             done.add_done_callback(_consume)
             self._stuck = thread
+            _STUCK.append(thread)
             pool, self._pool = self._pool, None
             self._schema_ok = False
             if pool is not None:  # (closed aside: closing may wait for the stuck one)

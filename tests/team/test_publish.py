@@ -239,8 +239,8 @@ def test_a_team_database_that_stops_answering_fails_the_round_and_publishing_res
             backends = [int(r[0]) for r in conn.execute(
                 "SELECT pid FROM pg_stat_activity WHERE usename = 'alice'").fetchall()]  # fmt: skip
         assert backends
-        outbox.disable(writer)
-        outbox.enable(writer)  # everything queued again
+        with writer.transaction():  # every turn queued again (a rename of each session)
+            writer.conn.execute("UPDATE sessions SET title = coalesce(title, '') || '.'")
         for pid in backends:
             os.kill(pid, signal.SIGSTOP)
         try:
@@ -252,6 +252,11 @@ def test_a_team_database_that_stops_answering_fails_the_round_and_publishing_res
             assert stuck is not None and stuck.is_alive() and stuck.daemon
             with pytest.raises(TimeoutError):  # no second send while the first waits
                 asyncio.run(pub.round())
+            # Nor from the publisher a reload makes: the first may yet commit.
+            reloaded = Publisher(pub.team, "m-alice", WriterOutbox(writer, here),
+                                 TeamKeys.of(db.parent))  # fmt: skip
+            with pytest.raises(TimeoutError, match="has not answered"):
+                asyncio.run(reloaded.round())
         finally:
             for pid in backends:
                 os.kill(pid, signal.SIGCONT)
