@@ -331,3 +331,41 @@ def test_reader_processes_die_with_a_killed_writer_and_free_its_lock(tmp_path: P
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # nobody holds it any more
     finally:
         os.close(fd)
+
+
+def _pid_namespaces() -> bool:
+    import shutil
+    import subprocess
+
+    if shutil.which("unshare") is None:
+        return False
+    probe = ["unshare", "--user", "--pid", "--fork", "--map-root-user", "true"]
+    return subprocess.run(probe, capture_output=True, check=False).returncode == 0
+
+
+_AS_PID_1 = """
+import os, sys
+from backscroll.config import Config
+from backscroll.indexing import parallel
+
+assert os.getpid() == 1
+pool = parallel.ParallelReads(2, Config(), False)
+print(sorted(pool.pool.map(abs, [-1, -2, -3])), flush=True)
+pool.close()
+"""
+
+
+@pytest.mark.skipif(not _pid_namespaces(), reason="needs unshare with user and pid namespaces")
+def test_reader_processes_work_for_a_writer_that_is_pid_1() -> None:
+    """A container's `backscroll index` runs as pid 1: its workers' parent is 1,
+    which is no sign that the parent died."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        ["unshare", "--user", "--pid", "--fork", "--map-root-user",
+         sys.executable, "-c", _AS_PID_1],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[1, 2, 3]"

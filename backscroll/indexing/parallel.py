@@ -84,9 +84,9 @@ _redactor: Redactor | None = None
 _excluded: tuple[str, ...] = ()
 
 
-def _init(config: Config, redact: bool) -> None:
+def _init(config: Config, redact: bool, parent: int | None) -> None:
     global _redactor, _excluded
-    _die_with_parent()
+    _die_with_parent(parent)
     # What the worker inherited stays out of its collections: they would touch
     # (and so copy) every page of the parent's heap.
     gc.freeze()
@@ -97,14 +97,15 @@ def _init(config: Config, redact: bool) -> None:
         _redactor = SecretRedactor(config.redaction.patterns)
 
 
-def _die_with_parent() -> None:
+def _die_with_parent(expected: int | None) -> None:
     """End this worker when the process that started it dies (``kill -9`` of
     ``backscroll index --rebuild``): left running, it would wait for work
     forever and keep the locks it inherited (the rebuild's ``daemon.lock``),
     so no daemon or rebuild could start. Linux: the kernel sends SIGKILL;
-    elsewhere a thread looks at the parent twice a second."""
+    elsewhere a thread looks at the parent twice a second. ``expected``: the
+    forking process's pid (None: started by a fork server, the parent here)."""
     parent = os.getppid()
-    if parent == 1:  # orphaned already, between the fork and this
+    if expected is not None and parent != expected:  # orphaned between the fork and this
         os._exit(1)
     if sys.platform.startswith("linux"):
         try:
@@ -183,11 +184,13 @@ class ParallelReads:
         # Each worker compiles the redaction patterns (~40 ms) itself, in
         # parallel, while this process goes on planning: compiled here, before
         # the fork, they would hold up every worker's start.
+        context = _context()
+        forked = context.get_start_method() == "fork"
         self.pool = ProcessPoolExecutor(
             max_workers=workers,
-            mp_context=_context(),
+            mp_context=context,
             initializer=_init,
-            initargs=(config, redact),
+            initargs=(config, redact, os.getpid() if forked else None),
         )
 
     def start(self) -> None:
