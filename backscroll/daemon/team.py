@@ -11,7 +11,7 @@ from backscroll.config import Config
 from backscroll.daemon.handlers import ReadPool
 from backscroll.daemon.worker import Worker
 from backscroll.errors import BackscrollError
-from backscroll.store import outbox
+from backscroll.store import outbox, reredact
 from backscroll.store.outbox import OutboxBatch, OutboxStats, Reconcile
 
 log = logging.getLogger("backscroll.team")
@@ -77,6 +77,17 @@ class TeamRunner:
             return
         from backscroll.team.publish import Publisher, settings
 
+        unredacted = await asyncio.wrap_future(
+            worker.submit("call", lambda ix: reredact.holds_unredacted(ix.writer))
+        )
+        if unredacted:
+            self.error = (
+                "this index holds text read while redaction was off (redaction.enabled: "
+                "false), and only redacted text may leave the machine; with redaction on, run "
+                "`backscroll index --rebuild`, then publishing starts"
+            )
+            log.error("team publishing is off", extra={"event": "team_error", "error": self.error})
+            return
         wanted = settings(team, keys)
         queued = await asyncio.wrap_future(
             worker.submit("call", lambda ix: outbox.enable(ix.writer, wanted, machine))

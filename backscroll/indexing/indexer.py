@@ -358,6 +358,8 @@ class Indexer:
                 plans.append(plan)
         total_bytes = sum(_to_read(p) for p in plans)
         done_bytes = 0
+        if plans and self.redactor is None:
+            reredact.note_unredacted(self.writer)  # (never published: see daemon/team.py)
         if progress and plans:
             progress(0, len(plans), 0, total_bytes)
         bulk = len(plans) >= BULK_MIN_FILES and self.writer.is_empty()

@@ -74,3 +74,20 @@ def run(writer: IndexWriter, redact: Redact, redact_state: RedactState) -> int:
 
 def _r(redact: Redact, value: Any) -> Any:
     return redact(value) if isinstance(value, str) and value else value
+
+
+_UNREDACTED = "unredacted_text"
+
+
+def note_unredacted(writer: IndexWriter) -> None:
+    """This index is about to hold text read with redaction off (until a rebuild
+    reads it again): it is never published to a team database."""
+    with writer.transaction():
+        writer.conn.execute(
+            "INSERT OR IGNORE INTO meta (key, value) VALUES (?, '1')", (_UNREDACTED,)
+        )
+
+
+def holds_unredacted(writer: IndexWriter) -> bool:
+    row = writer.conn.execute("SELECT 1 FROM meta WHERE key = ?", (_UNREDACTED,)).fetchone()
+    return row is not None

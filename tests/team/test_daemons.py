@@ -142,3 +142,36 @@ def test_an_unusable_team_key_file_turns_publishing_off_and_the_daemon_serves_on
         found = d.call("search", {"query": "quagga"})["hits"]
         assert [h["session_id"] for h in found] == [SESSION.format(1)]
     assert team_db.rows() == []
+
+
+def test_an_index_written_with_redaction_off_is_not_published_until_rebuilt(
+    tmp_path: Path, team_db: TeamDb
+) -> None:
+    """Only redacted text leaves the machine: turns indexed while redaction was
+    off stay home until a rebuild has read them again with it on."""
+    root = tmp_path / "a"
+    root.mkdir()
+    secret = "AKIAIOSFODNN7EXAMPLQ"
+    write_turn(root / "home", 1, f"the key is aws_access_key_id={secret} tapir")
+    off = root / "off.yaml"
+    off.write_text("redaction:\n  enabled: false\n")
+    done = run_cli(root, "index", env={"BACKSCROLL_CONFIG": str(off)})
+    assert done.returncode == 0, done.stderr
+    with DaemonProcess(root, config=team_yaml(team_db, "alice", "laptop-a")) as d:
+        d.wait_ready()
+        d.sync()
+        status = d.call("status")["team"]
+        assert "redaction" in str(status["last_error"]), status
+        assert "index --rebuild" in str(status["last_error"])
+        assert d.call("search", {"query": "tapir"})["hits"]  # local search goes on
+    assert team_db.rows() == []
+    config = root / "on.yaml"
+    config.write_text(team_yaml(team_db, "alice", "laptop-a"))
+    rebuilt = run_cli(root, "index", "--rebuild", env={"BACKSCROLL_CONFIG": str(config)})
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    with DaemonProcess(root, config=team_yaml(team_db, "alice", "laptop-a")) as d:
+        d.wait_ready()
+        d.sync()
+        wait_until(lambda: team_db.rows("text"), "the rebuilt index to be published")
+    texts = [str(t) for (t,) in team_db.rows("text")]
+    assert texts and not any(secret in t for t in texts)
