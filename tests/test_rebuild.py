@@ -12,6 +12,7 @@ import pytest
 
 from backscroll import cli, direct
 from backscroll.config import Config
+from backscroll.memo import without_prose
 from tests.conftest import DaemonFactory
 from tests.daemon.harness import dump_turns, populate, run_cli
 
@@ -136,5 +137,9 @@ def test_a_rebuild_keeps_no_turns_of_a_project_the_config_excludes(
         assert conn.execute(
             "SELECT count(*) FROM sessions WHERE project = ?", (project,)
         ).fetchone() == (0,)
+        # Nor the prose of its file's memo (a title candidate, a first prompt).
+        (state,) = conn.execute("SELECT state FROM files WHERE path = ?", (str(gone),)).fetchone()
+        memo = json.loads(state or "{}")
+        assert without_prose(memo) == memo
     finally:
         conn.close()

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from backscroll.memo import map_prose
+from backscroll.memo import map_prose, without_prose
 from backscroll.paths import under_any
 from backscroll.store import schema
 from backscroll.store.writer import IndexWriter
@@ -120,6 +120,8 @@ def _carry(
                 values["error"] = redact(str(values["error"]))
             if redact and values.get("state"):
                 values["state"] = _redacted_memo(str(values["state"]), redact)
+            if values.get("state") and _holds_excluded(conn, int(row[0]), excluded_projects):
+                values["state"] = _memo_without_prose(str(values["state"]))
             cur = new.execute(
                 f"INSERT INTO files ({', '.join(values)})"
                 f" VALUES ({', '.join('?' for _ in values)})",
@@ -211,6 +213,27 @@ def _carry_session(
         "SELECT id FROM sessions WHERE host = ? AND session_id = ?", (host, sid)
     ).fetchone()
     return int(found[0])
+
+
+def _holds_excluded(conn: sqlite3.Connection, file_id: int, excluded: tuple[str, ...]) -> bool:
+    """A session of this file (in the old index) is in an excluded project."""
+    if not excluded:
+        return False
+    projects = conn.execute(
+        "SELECT DISTINCT s.project FROM turns t JOIN sessions s ON s.id = t.session"
+        " WHERE t.file = ?",
+        (file_id,),
+    ).fetchall()
+    return any(p and under_any(str(p), excluded) for (p,) in projects)
+
+
+def _memo_without_prose(state: str) -> str:
+    """A memo kept with no prose (its title candidate may be an excluded session's)."""
+    try:
+        parsed = json.loads(state)
+    except ValueError:
+        return "{}"
+    return json.dumps(without_prose(parsed), separators=(",", ":"))
 
 
 def _redacted_memo(state: str, redact: Redact) -> str:
