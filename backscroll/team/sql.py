@@ -47,10 +47,12 @@ def limit_time(conn: psycopg.Connection[Any], seconds: float) -> None:
 
 
 def machine_keys(conn: psycopg.Connection[Any], machine: str) -> set[tuple[str, str, str]]:
-    """(host, session id, turn key) of every row published under ``machine``."""
+    """(host, session id, turn key) of every row this role published under
+    ``machine`` (another member's rows under the same id are theirs)."""
     with conn.cursor() as cur:
         cur.execute(
-            "SELECT host, session_id, turn_key FROM backscroll.turns WHERE machine_id = %s",
+            "SELECT host, session_id, turn_key FROM backscroll.turns"
+            " WHERE machine_id = %s AND owner = current_user",
             (machine,),
         )
         return {(str(h), str(s), str(k)) for h, s, k in cur.fetchall()}

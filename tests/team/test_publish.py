@@ -306,3 +306,22 @@ def test_a_changed_machine_id_takes_the_rows_published_under_the_old_one_away(
     assert {r[0] for r in team_db.rows()} == {"m-old"}
     publish_all(db, team_db.team("alice", "m-new"))
     assert team_db.rows() == local_keys(db, "m-new")
+
+
+def test_a_reconcile_counts_and_touches_only_its_own_rows_under_a_shared_machine_id(
+    tmp_path: Path, team_db: TeamDb
+) -> None:
+    """Two members on one host share /etc/machine-id: bob's reconcile leaves
+    alice's rows alone, and says it deleted none."""
+    alice_db = indexed(tmp_path / "alice")
+    bob_db = indexed(tmp_path / "bob")
+    publish_all(alice_db, team_db.team("alice", "m-shared"))
+    alice_rows = team_db.rows()
+    pub, writer = local_publisher(bob_db, team_db.team("bob", "m-shared"))
+    try:
+        drain(pub)
+        assert pub.state.deleted == 0
+    finally:
+        pub.close()
+        writer.close()
+    assert set(alice_rows) <= set(team_db.rows())
