@@ -36,6 +36,11 @@ _FILE_COLUMNS = (
 )  # fmt: skip
 
 
+#: Team publishing's memory that outlives a rebuild (not whether it records:
+#: the rebuilt index starts with a full re-send and a reconcile).
+_TEAM_META = ("team_machine", "team_reconcile")
+
+
 @dataclass
 class CarryReport:
     exclusions: int = 0
@@ -57,7 +62,8 @@ def _open_old(old: Path, report: CarryReport) -> sqlite3.Connection | None:
 
 
 def carry_exclusions(old: Path, writer: IndexWriter, report: CarryReport | None = None) -> int:
-    """Copy what the user forgot-and-excluded from ``old`` into the rebuild."""
+    """Copy what the user forgot-and-excluded from ``old`` into the rebuild, and
+    the team machine id it published as."""
     report = report if report is not None else CarryReport()
     conn = _open_old(old, report)
     if conn is None:
@@ -68,6 +74,15 @@ def carry_exclusions(old: Path, writer: IndexWriter, report: CarryReport | None 
         if "no such table" not in str(exc):
             report.problems.append(f"the exclusions of {old} could not be read: {exc}")
         rows = []
+    try:
+        # Which machine id the team rows were published as, and a reconcile
+        # still owed: the rebuilt index reconciles from them (store/outbox.py).
+        team = conn.execute(
+            f"SELECT key, value FROM meta WHERE key IN ({', '.join('?' * len(_TEAM_META))})",
+            _TEAM_META,
+        ).fetchall()
+    except sqlite3.Error:
+        team = []
     finally:
         conn.close()
     with writer.transaction():
@@ -75,6 +90,7 @@ def carry_exclusions(old: Path, writer: IndexWriter, report: CarryReport | None 
             "INSERT OR IGNORE INTO exclusions (kind, host, value, created_at) VALUES (?, ?, ?, ?)",
             rows,
         )
+        writer.conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", team)
     report.exclusions = len(rows)
     return len(rows)
 

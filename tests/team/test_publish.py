@@ -325,3 +325,13 @@ def test_a_reconcile_counts_and_touches_only_its_own_rows_under_a_shared_machine
         pub.close()
         writer.close()
     assert set(alice_rows) <= set(team_db.rows())
+
+
+def test_a_machine_id_changed_across_a_rebuild_still_takes_the_old_rows_away(
+    tmp_path: Path, team_db: TeamDb
+) -> None:
+    db = indexed(tmp_path)
+    publish_all(db, team_db.team("alice", "m-old"))
+    assert run_cli(tmp_path, "index", "--rebuild").returncode == 0
+    publish_all(db, team_db.team("alice", "m-new"))
+    assert team_db.rows() == local_keys(db, "m-new")
