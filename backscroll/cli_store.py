@@ -60,13 +60,7 @@ def cmd_forget(args: argparse.Namespace, parse_date: Any) -> int:
     db = cfg.db_path()
     if not db.exists():
         raise BackscrollError(f"there is no index at {db} yet; nothing to forget")
-    rebuilding = None if args.dry_run else forget.rebuild_pid(db)
-    if rebuilding is not None:
-        raise BackscrollError(
-            f"a rebuild (pid {rebuilding}) is building a new index from the transcripts, "
-            "and the index it swaps in would hold neither this forget nor its exclusion; "
-            "run forget again once `backscroll index --rebuild` has finished"
-        )
+    held = None if args.dry_run else _hold_off_rebuilds(db)
     writer = open_writer(db, check=True)
     try:
         sel = forget.resolve(writer, sel, _known_hosts())  # (NotFound: exit 1, see cli.main)
@@ -77,7 +71,32 @@ def cmd_forget(args: argparse.Namespace, parse_date: Any) -> int:
             report.leftovers = forget.other_copies(db, sel)
     finally:
         writer.close()
+        if held is not None:
+            os.close(held)
     return _forget_report(args, report)
+
+
+def _hold_off_rebuilds(db: Path) -> int:
+    """A shared hold on the rebuild's forget lock for this forget (the fd to
+    close when done); refused while a rebuild runs, since the index it swaps
+    in would hold neither this forget nor its exclusion."""
+    import fcntl
+
+    from backscroll.rebuild import forget_lock_path
+    from backscroll.store import forget
+
+    fd = os.open(forget_lock_path(db), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        pid = forget.rebuild_pid(db)
+        raise BackscrollError(
+            f"a rebuild{f' (pid {pid})' if pid else ''} is building a new index from the "
+            "transcripts, and the index it swaps in would hold neither this forget nor its "
+            "exclusion; run forget again once `backscroll index --rebuild` has finished"
+        ) from None
+    return fd
 
 
 def _forget_report(args: argparse.Namespace, report: Any) -> int:

@@ -47,6 +47,11 @@ def lock_path(db: Path) -> Path:
     return db.parent / "daemon.lock"
 
 
+def forget_lock_path(db: Path) -> Path:
+    """Held shared by each ``forget``, exclusively by a rebuild."""
+    return db.parent / "forget.lock"
+
+
 def rebuild(
     cfg: Config, progress: Progress | None = None, fault: Callable[[str, Path], None] | None = None
 ) -> Rebuilt:
@@ -56,6 +61,7 @@ def rebuild(
     ensure_private_dir(db.parent)
     built = db.with_name(db.name + ".rebuild")
     fd = os.open(lock_path(db), os.O_RDWR | os.O_CREAT, 0o600)
+    forgets: int | None = None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -74,6 +80,10 @@ def rebuild(
             raise BackscrollError(f"{what}, then run `backscroll index --rebuild` again") from None
         os.ftruncate(fd, 0)
         os.write(fd, json.dumps({"rebuild": os.getpid()}).encode())
+        # A forget running now finishes first (it holds this shared), and no
+        # forget starts until the swap: the new index would not hold it.
+        forgets = os.open(forget_lock_path(db), os.O_RDWR | os.O_CREAT, 0o600)
+        fcntl.flock(forgets, fcntl.LOCK_EX)
         remove_index(built)  # what a crashed rebuild left
         carried = CarryReport()
         writer = open_writer(built)
@@ -95,5 +105,7 @@ def rebuild(
         kept = replace_index(built, db)
         os.ftruncate(fd, 0)
     finally:
+        if forgets is not None:
+            os.close(forgets)
         os.close(fd)
     return Rebuilt(summary, counts, kept, carried)

@@ -127,10 +127,12 @@ def test_forget_while_a_rebuild_runs_is_refused_and_changes_nothing(
 
     before = dump_turns(indexed)
     fd = os.open(indexed.parent / "daemon.lock", os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # as `index --rebuild` holds it
+    forgets = os.open(indexed.parent / "forget.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:  # the two locks `index --rebuild` holds
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         os.ftruncate(fd, 0)
         os.write(fd, json.dumps({"rebuild": os.getpid()}).encode())
+        fcntl.flock(forgets, fcntl.LOCK_EX | fcntl.LOCK_NB)
         done = run_cli(tmp_path, "forget", "--session", FIRST, "--and-exclude")
         assert done.returncode == 2  # (as `index --rebuild` beside another rebuild)
         assert "rebuild" in done.stderr and str(os.getpid()) in done.stderr
@@ -138,5 +140,6 @@ def test_forget_while_a_rebuild_runs_is_refused_and_changes_nothing(
         dry = run_cli(tmp_path, "forget", "--session", FIRST, "--dry-run")
         assert dry.returncode == 0, dry.stderr  # (counting changes nothing)
     finally:
+        os.close(forgets)
         os.close(fd)
     assert run_cli(tmp_path, "forget", "--session", FIRST, "--and-exclude").returncode == 0
