@@ -199,14 +199,18 @@ class Watcher:
         if target.is_file():
             target, recursive = target.parent, False
         elif not target.is_dir():
-            ancestor = target.parent
+            # Through a symbolic link whose target is not made yet (~/.claude a
+            # link to another disk), the root will appear where the link points:
+            # wait there, not beside the link.
+            real = Path(os.path.realpath(target))
+            ancestor = real.parent
             while not ancestor.is_dir() and ancestor != ancestor.parent:
                 ancestor = ancestor.parent
             self._watch(root, ancestor, recursive=False, waiting=True)
             # A directory made on the way to the root between the look above and the
             # new watch sends no event to it (mkdir -p): look again once watching.
-            nearer = target if target.is_dir() else None
-            probe = target.parent
+            nearer = real if real.is_dir() else None
+            probe = real.parent
             while nearer is None and probe != ancestor and probe != probe.parent:
                 nearer = probe if probe.is_dir() else None
                 probe = probe.parent
@@ -333,7 +337,7 @@ class Watcher:
                     continue
                 if path == root.watching or not is_under(path, root.watching):
                     continue
-                if is_under(root.path, path):
+                if is_under(root.path, path) or is_under(Path(os.path.realpath(root.path)), path):
                     # The root, or a directory on the way to it, appeared.
                     self._arm(root)
                     if root.mode != "waiting":

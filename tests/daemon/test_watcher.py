@@ -489,3 +489,43 @@ def test_a_root_waited_for_whose_ancestor_is_replaced_is_watched_when_it_is_ther
         transcript = root / "a.jsonl"
         transcript.write_text("{}\n")
         assert w.sink.wait_for(transcript), "a file in the root was not reported"
+
+
+def test_a_root_that_links_to_a_directory_not_made_yet_is_watched_once_it_is(
+    tmp_path: Path,
+) -> None:
+    """~/.claude a link to a directory on another disk that does not exist yet:
+    the root is waited for where its target will be made, not beside the link."""
+    target = tmp_path / "disk" / "claude"
+    home = tmp_path / "user"
+    home.mkdir()
+    (home / ".claude").symlink_to(target)
+    root = home / ".claude" / "projects"
+    with watching(("claude-code", root)) as w:
+        assert w.mode() == "waiting"
+        (target / "projects" / "-p").mkdir(parents=True)
+        assert w.sink.wait_for(root), w.sink.seen  # (watched first, then reported)
+        assert w.mode() == "inotify"
+        (target / "projects" / "-p" / "a.jsonl").write_text("{}\n")
+        assert w.sink.wait_for(root / "-p" / "a.jsonl"), w.sink.seen
+
+
+def test_a_linked_root_whose_target_is_deleted_is_watched_again_when_it_is_made_again(
+    tmp_path: Path,
+) -> None:
+    target = tmp_path / "disk" / "projects"
+    target.mkdir(parents=True)
+    root = tmp_path / "user" / ".claude" / "projects"
+    root.parent.mkdir(parents=True)
+    root.symlink_to(target)
+    with watching(("claude-code", root)) as w:
+        assert w.mode() == "inotify"
+        shutil.rmtree(target)
+        w.watcher.check()  # (the daemon's look every minute)
+        assert w.mode() == "waiting"
+        w.sink.seen.clear()
+        target.mkdir()
+        assert w.sink.wait_for(root), w.sink.seen
+        (target / "a.jsonl").write_text("{}\n")
+        assert w.sink.wait_for(root / "a.jsonl"), w.sink.seen
+        assert w.mode() == "inotify"
