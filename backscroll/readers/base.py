@@ -295,9 +295,9 @@ class Line:
     raw: bytes
 
 
-#: Bytes :class:`Tail` reads at a time. 256 KB splits lines faster on its own
-#: (a chunk that fits the CPU's cache) but measured slower in a whole parallel
-#: index (bench/RESULTS.md, twelfth pass).
+#: Bytes :class:`Tail` reads at a time. 128-256 KB reads split lines faster on
+#: their own (a chunk that fits the CPU's cache) but did not make a whole
+#: parallel index faster (bench/RESULTS.md, Cold index, twelfth pass).
 READ_CHUNK = 1 << 20
 
 #: One or more lines holding only white space (what ``bytes.strip`` removes).
