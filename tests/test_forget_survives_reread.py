@@ -157,26 +157,36 @@ def test_losing_the_machine_secret_file_does_not_bring_forgotten_turns_back(
     assert _sessions(db) == {OTHER: before[OTHER]}
 
 
-def test_turns_keyed_by_their_place_stay_out_when_the_file_is_rewritten_with_lines_moved(
-    isolated_home: Path,
-) -> None:
-    """Codex keys turns by their byte offset: a rewrite that moves the lines gave a
-    forgotten turn a new key, and it came back as a new turn."""
+def _codex_rollout_indexed(home: Path) -> tuple[config.Config, Path, Path]:
+    """A Codex rollout (turns keyed by byte offset) indexed: config, index, file."""
     name = "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.lines1-77.jsonl"
-    day = isolated_home / ".codex" / "sessions" / "2026" / "05" / "11"
+    day = home / ".codex" / "sessions" / "2026" / "05" / "11"
     day.mkdir(parents=True)
     path = day / name.replace(".lines1-77", "")
     shutil.copy(FIXTURES / "codex" / name, path)
     cfg = config.load()
     direct.index(cfg)
-    db = cfg.db_path()
+    return cfg, cfg.db_path(), path
+
+
+def _move_lines(path: Path) -> None:
+    """Rewrite ``path`` with a line inserted after the first: every later line moves."""
+    first, rest = path.read_text().split("\n", 1)
+    moved = '{"timestamp":"2026-05-11T11:26:55Z","type":"event_msg","payload":{"type":"x"}}'
+    path.write_text(first + "\n" + moved + "\n" + rest)
+
+
+def test_turns_keyed_by_their_place_stay_out_when_the_file_is_rewritten_with_lines_moved(
+    isolated_home: Path,
+) -> None:
+    """Codex keys turns by their byte offset: a rewrite that moves the lines gave a
+    forgotten turn a new key, and it came back as a new turn."""
+    cfg, db, path = _codex_rollout_indexed(isolated_home)
     texts = [row[4] for row in dump_turns(db)]
     assert texts
     assert cli.main(["forget", "--host", "codex"]) == 0
     assert dump_turns(db) == []
-    first, rest = path.read_text().split("\n", 1)
-    moved = '{"timestamp":"2026-05-11T11:26:55Z","type":"event_msg","payload":{"type":"x"}}'
-    path.write_text(first + "\n" + moved + "\n" + rest)  # every later line moves
+    _move_lines(path)
     direct.index(cfg)
     assert [row[4] for row in dump_turns(db)] == []
 
@@ -223,14 +233,7 @@ def test_turns_forgotten_by_an_older_version_stay_out_when_their_lines_move(
     from backscroll.store import open_writer
     from backscroll.store.writer import text_key
 
-    name = "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.lines1-77.jsonl"
-    day = isolated_home / ".codex" / "sessions" / "2026" / "05" / "11"
-    day.mkdir(parents=True)
-    path = day / name.replace(".lines1-77", "")
-    shutil.copy(FIXTURES / "codex" / name, path)
-    cfg = config.load()
-    direct.index(cfg)
-    db = cfg.db_path()
+    cfg, db, path = _codex_rollout_indexed(isolated_home)
     turns = dump_turns(db)
     assert turns
     assert cli.main(["forget", "--host", "codex"]) == 0
@@ -246,8 +249,6 @@ def test_turns_forgotten_by_an_older_version_stay_out_when_their_lines_move(
             )  # fmt: skip
     finally:
         writer.close()
-    first, rest = path.read_text().split("\n", 1)
-    moved = '{"timestamp":"2026-05-11T11:26:55Z","type":"event_msg","payload":{"type":"x"}}'
-    path.write_text(first + "\n" + moved + "\n" + rest)  # every later line moves
+    _move_lines(path)
     direct.index(cfg)
     assert dump_turns(db) == []
