@@ -150,12 +150,18 @@ class Watcher:
         #: Runs what an event asks of the watches (a root appeared), off
         #: watchdog's dispatch thread (see the module's note on locks).
         self._own = ThreadPoolExecutor(max_workers=1, thread_name_prefix="backscroll-watch")
+        #: The kernel dropped events (watchdog logs it, and tells the handler
+        #: nothing): the next check returns every natively watched root.
+        self.lost_events = threading.Event()
+        self._overflow = _OverflowHandler(self.lost_events)
 
     def start(self) -> None:
+        logging.getLogger(_INOTIFY_LOGGER).addHandler(self._overflow)
         self.native.start()
         self._started = True
 
     def stop(self) -> None:
+        logging.getLogger(_INOTIFY_LOGGER).removeHandler(self._overflow)
         for obs in (self.native, self.polling):
             if obs is not None and obs.is_alive():
                 obs.stop()
@@ -347,7 +353,8 @@ class Watcher:
 
     def check(self) -> list[Path]:
         """Watch again the roots whose watch no longer follows their directory;
-        returns them (to be scanned: their files may have changed unseen).
+        returns them (to be scanned: their files may have changed unseen), and,
+        after the kernel dropped file events, every natively watched root.
 
         - Its directory (or, for a root waited for, the ancestor watched) was
           replaced: moved aside and made anew, deleted and made again, a
@@ -362,6 +369,15 @@ class Watcher:
           is polled too. Either way with the hint to raise the limit.
         """
         moved: list[Path] = []
+        lost: list[Path] = []
+        if self.lost_events.is_set():
+            self.lost_events.clear()
+            with self._lock:
+                lost = [r.path for r in self.roots.values() if r.mode == "inotify"]
+            log.warning(
+                "the kernel's file event queue overflowed; scanning the roots again",
+                extra={"event": "watch_events_lost", "roots": len(lost)},
+            )
         with self._lock:  # (the emitters looked at under it: no re-arm in between)
             dead_native = _dead(self.native)
             dead_polled = _dead(self.polling) if self.polling is not None else set()
@@ -400,7 +416,7 @@ class Watcher:
                     )  # fmt: skip
                     root.mode = "polling"
                 moved += self._rearm([root])
-        return moved
+        return moved + [path for path in lost if path not in moved]
 
     def _rearm(self, stale: list[RootWatch]) -> list[Path]:
         """Watch ``stale`` roots afresh. Every root sharing one of their watches
@@ -421,6 +437,23 @@ class Watcher:
             return [
                 {"host": r.host, "path": str(r.path), "mode": r.mode} for r in self.roots.values()
             ]
+
+
+#: Where watchdog's inotify code logs that the kernel's event queue overflowed.
+_INOTIFY_LOGGER = "watchdog.observers.inotify_c"
+
+
+class _OverflowHandler(logging.Handler):
+    """Notes watchdog's "Inotify queue overflowed" warning (a burst of tens of
+    thousands of files): events were lost and only a scan finds what changed."""
+
+    def __init__(self, flag: threading.Event) -> None:
+        super().__init__(logging.WARNING)
+        self.flag = flag
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "overflow" in str(record.msg).lower():
+            self.flag.set()
 
 
 def _identity(path: Path | str) -> tuple[int, int] | None:

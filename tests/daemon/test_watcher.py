@@ -529,3 +529,23 @@ def test_a_linked_root_whose_target_is_deleted_is_watched_again_when_it_is_made_
         (target / "a.jsonl").write_text("{}\n")
         assert w.sink.wait_for(root / "a.jsonl"), w.sink.seen
         assert w.mode() == "inotify"
+
+
+def test_events_lost_to_an_inotify_queue_overflow_are_caught_up_at_the_next_check(
+    tmp_path: Path,
+) -> None:
+    """watchdog rebuilds its watches after the kernel's queue overflows and tells
+    the handler nothing: what changed meanwhile waited for the periodic rescan
+    (10 minutes). The next check (every minute) now returns the roots to scan."""
+    import logging
+
+    root = tmp_path / "projects"
+    root.mkdir()
+    with watching(("claude-code", root)) as w:
+        assert w.watcher.check() == []
+        # What watchdog logs when the kernel drops events (a burst of ~30,000 files).
+        logging.getLogger("watchdog.observers.inotify_c").warning(
+            "Inotify queue overflowed; filesystem events were lost"
+        )
+        assert w.watcher.check() == [root]
+        assert w.watcher.check() == []  # (once)
