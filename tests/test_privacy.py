@@ -216,3 +216,29 @@ def test_a_secret_quoted_in_an_error_or_a_cut_title_reaches_no_byte_nor_log(
     explain = subprocess.run([sys.executable, "-m", "backscroll", "explain", str(refused)],
                              capture_output=True, text=True, check=False)  # fmt: skip
     assert "REDACTED" in explain.stdout and GITHUB_TOKEN not in explain.stdout
+
+
+def test_a_change_indexed_with_redaction_off_marks_the_index_as_holding_unredacted_text(
+    isolated_home: Path, tmp_path: Path
+) -> None:
+    """The daemon indexes one changed file at a time (index_item): that path
+    notes it too, so such an index is never published to a team database."""
+    from backscroll.indexing.indexer import Item
+    from backscroll.store import open_writer, reredact
+    from tests.daemon.harness import claude_user_line
+
+    project = isolated_home / ".claude" / "projects" / "-p"
+    project.mkdir(parents=True)
+    sid = "7a1e0000-0000-4000-8000-000000000001"
+    path = project / f"{sid}.jsonl"
+    path.write_text(claude_user_line(sid, "u-1", "aws_access_key_id=AKIAIOSFODNN7EXAMPLQ"))
+    cfg = config.parse({"redaction": {"enabled": False}, "data_dir": str(tmp_path / "d")}, "t")
+    writer = open_writer(cfg.db_path())
+    try:
+        indexer = direct.make_indexer(cfg, writer)
+        spec = next(s for s in indexer.hosts if s.host == "claude-code")
+        assert not reredact.holds_unredacted(writer)
+        indexer.index_item(Item(spec, path))
+        assert reredact.holds_unredacted(writer)
+    finally:
+        writer.close()

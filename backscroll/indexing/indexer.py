@@ -201,6 +201,8 @@ class Indexer:
     outside_dirs: set[tuple[str, Path]] = field(default_factory=set)
     #: Roots found behind a directory that denies access (warned about once).
     _unreachable: set[Path] = field(default_factory=set)
+    #: This index was told it holds text read with redaction off (store/reredact.py).
+    _noted_unredacted: bool = False
 
     # ------------------------------------------------------------------ ownership
 
@@ -358,8 +360,6 @@ class Indexer:
                 plans.append(plan)
         total_bytes = sum(_to_read(p) for p in plans)
         done_bytes = 0
-        if plans and self.redactor is None:
-            reredact.note_unredacted(self.writer)  # (never published: see daemon/team.py)
         if progress and plans:
             progress(0, len(plans), 0, total_bytes)
         bulk = len(plans) >= BULK_MIN_FILES and self.writer.is_empty()
@@ -497,6 +497,9 @@ class Indexer:
                 reads.append((plan, result))
         if not reads:
             return []
+        if self.redactor is None and not self._noted_unredacted:
+            reredact.note_unredacted(self.writer)  # (never published: see daemon/team.py)
+            self._noted_unredacted = True
         conflicts: list[Plan] = []
         with self.writer.transaction():
             for plan, result in reads:
