@@ -153,15 +153,19 @@ class Watcher:
         #: The kernel dropped events (watchdog logs it, and tells the handler
         #: nothing): the next check returns every natively watched root.
         self.lost_events = threading.Event()
-        self._overflow = _OverflowHandler(self.lost_events)
+        self._overflow = _OverflowFilter(self.lost_events)
 
     def start(self) -> None:
-        logging.getLogger(_INOTIFY_LOGGER).addHandler(self._overflow)
+        source = logging.getLogger(_INOTIFY_LOGGER)
+        # Its warnings reach the filter whatever log_level says; the filter
+        # passes on only what the configured level would have let through.
+        source.setLevel(logging.WARNING)
+        source.addFilter(self._overflow)
         self.native.start()
         self._started = True
 
     def stop(self) -> None:
-        logging.getLogger(_INOTIFY_LOGGER).removeHandler(self._overflow)
+        logging.getLogger(_INOTIFY_LOGGER).removeFilter(self._overflow)
         for obs in (self.native, self.polling):
             if obs is not None and obs.is_alive():
                 obs.stop()
@@ -338,12 +342,16 @@ class Watcher:
         there, is (or leads to). Only a creation or a move can make a root
         appear, so a write to a transcript does not walk every root."""
         with self._lock:
+            # The path as reported (under a link a root is named by) and as it is.
+            seen = {path, Path(os.path.realpath(path))}
             for root in self.roots.values():
                 if root.mode != "waiting" or root.watching is None:
                     continue
-                if path == root.watching or not is_under(path, root.watching):
+                watched = root.watching
+                if not any(p != watched and is_under(p, watched) for p in seen):
                     continue
-                if is_under(root.path, path) or is_under(Path(os.path.realpath(root.path)), path):
+                wanted = (root.path, Path(os.path.realpath(root.path)))
+                if any(is_under(w, p) for w in wanted for p in seen):
                     # The root, or a directory on the way to it, appeared.
                     self._arm(root)
                     if root.mode != "waiting":
@@ -443,17 +451,19 @@ class Watcher:
 _INOTIFY_LOGGER = "watchdog.observers.inotify_c"
 
 
-class _OverflowHandler(logging.Handler):
+class _OverflowFilter(logging.Filter):
     """Notes watchdog's "Inotify queue overflowed" warning (a burst of tens of
-    thousands of files): events were lost and only a scan finds what changed."""
+    thousands of files): events were lost and only a scan finds what changed.
+    Lets a record through only at the level the root logger is set to."""
 
     def __init__(self, flag: threading.Event) -> None:
-        super().__init__(logging.WARNING)
+        super().__init__()
         self.flag = flag
 
-    def emit(self, record: logging.LogRecord) -> None:
+    def filter(self, record: logging.LogRecord) -> bool:
         if "overflow" in str(record.msg).lower():
             self.flag.set()
+        return record.levelno >= logging.getLogger().getEffectiveLevel()
 
 
 def _identity(path: Path | str) -> tuple[int, int] | None:

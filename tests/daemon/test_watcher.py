@@ -549,3 +549,39 @@ def test_events_lost_to_an_inotify_queue_overflow_are_caught_up_at_the_next_chec
         )
         assert w.watcher.check() == [root]
         assert w.watcher.check() == []  # (once)
+
+
+def test_an_overflow_is_caught_up_whatever_the_log_level(tmp_path: Path) -> None:
+    """With log_level: error the root logger drops warnings before any handler:
+    the overflow must still reach the watcher."""
+    import logging
+
+    root = tmp_path / "projects"
+    root.mkdir()
+    top = logging.getLogger()
+    before = top.level
+    top.setLevel(logging.ERROR)
+    try:
+        with watching(("claude-code", root)) as w:
+            logging.getLogger("watchdog.observers.inotify_c").warning(
+                "Inotify queue overflowed; filesystem events were lost"
+            )
+            assert w.watcher.check() == [root]
+    finally:
+        top.setLevel(before)
+
+
+def test_a_missing_root_inside_a_linked_root_is_watched_once_made(tmp_path: Path) -> None:
+    """~/.hermes a link to a directory; ~/.hermes/sessions (another host's root)
+    not made yet: made through the link's target, it is watched and reported."""
+    real = tmp_path / "disk" / "hermes"
+    real.mkdir(parents=True)
+    home = tmp_path / "user"
+    home.mkdir()
+    (home / ".hermes").symlink_to(real)
+    outer, inner = home / ".hermes", home / ".hermes" / "sessions"
+    with watching(("hermes", outer), ("hermes-logs", inner)) as w:
+        (real / "sessions").mkdir()
+        assert w.sink.wait_for(inner), w.sink.seen
+        modes = {m["host"]: m["mode"] for m in w.watcher.modes()}
+        assert modes["hermes-logs"] == "inotify", modes
