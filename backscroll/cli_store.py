@@ -61,16 +61,18 @@ def cmd_forget(args: argparse.Namespace, parse_date: Any) -> int:
     if not db.exists():
         raise BackscrollError(f"there is no index at {db} yet; nothing to forget")
     held = None if args.dry_run else _hold_off_rebuilds(db)
-    writer = open_writer(db, check=True)
     try:
-        sel = forget.resolve(writer, sel, _known_hosts())  # (NotFound: exit 1, see cli.main)
-        if args.dry_run:
-            report = forget.count(writer, sel)
-        else:
-            report = forget.forget(writer, sel, exclude=args.and_exclude)
-            report.leftovers = forget.other_copies(db, sel)
+        writer = open_writer(db, check=True)
+        try:
+            sel = forget.resolve(writer, sel, _known_hosts())  # (NotFound: exit 1, cli.main)
+            if args.dry_run:
+                report = forget.count(writer, sel)
+            else:
+                report = forget.forget(writer, sel, exclude=args.and_exclude)
+                report.leftovers = forget.other_copies(db, sel)
+        finally:
+            writer.close()
     finally:
-        writer.close()
         if held is not None:
             os.close(held)
     return _forget_report(args, report)

@@ -126,15 +126,22 @@ def test_forget_while_a_rebuild_runs_is_refused_and_changes_nothing(
     import os
 
     before = dump_turns(indexed)
-    fd = os.open(indexed.parent / "daemon.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    # A rebuild that has taken the forget lock (its pid not yet written, or
+    # just started): the lock alone refuses the forget.
     forgets = os.open(indexed.parent / "forget.lock", os.O_RDWR | os.O_CREAT, 0o600)
-    try:  # the two locks `index --rebuild` holds
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        os.ftruncate(fd, 0)
-        os.write(fd, json.dumps({"rebuild": os.getpid()}).encode())
+    fd = os.open(indexed.parent / "daemon.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
         fcntl.flock(forgets, fcntl.LOCK_EX | fcntl.LOCK_NB)
         done = run_cli(tmp_path, "forget", "--session", FIRST, "--and-exclude")
         assert done.returncode == 2  # (as `index --rebuild` beside another rebuild)
+        assert "rebuild" in done.stderr
+        assert dump_turns(indexed) == before and rules(indexed) == []
+        # With its pid written too, the message names it.
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.ftruncate(fd, 0)
+        os.write(fd, json.dumps({"rebuild": os.getpid()}).encode())
+        done = run_cli(tmp_path, "forget", "--session", FIRST, "--and-exclude")
+        assert done.returncode == 2
         assert "rebuild" in done.stderr and str(os.getpid()) in done.stderr
         assert dump_turns(indexed) == before and rules(indexed) == []
         dry = run_cli(tmp_path, "forget", "--session", FIRST, "--dry-run")
@@ -143,3 +150,23 @@ def test_forget_while_a_rebuild_runs_is_refused_and_changes_nothing(
         os.close(forgets)
         os.close(fd)
     assert run_cli(tmp_path, "forget", "--session", FIRST, "--and-exclude").returncode == 0
+
+
+def test_a_forget_that_fails_to_open_the_index_lets_go_of_the_rebuild_lock(
+    tmp_path: Path, isolated_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import fcntl
+    import os
+
+    from backscroll import cli
+
+    data = Path(os.environ["BACKSCROLL_HOME"])
+    data.mkdir(parents=True, exist_ok=True)
+    (data / "index.db").write_bytes(b"not a database, " * 512)
+    assert cli.main(["forget", "--session", FIRST]) == 2
+    assert "index.db" in capsys.readouterr().err
+    fd = os.open(data / "forget.lock", os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # (a rebuild would get it)
+    finally:
+        os.close(fd)
