@@ -342,12 +342,15 @@ class Watcher:
         there, is (or leads to). Only a creation or a move can make a root
         appear, so a write to a transcript does not walk every root."""
         with self._lock:
+            waiting = [r for r in self.roots.values() if r.mode == "waiting" and r.watching]
+            if not waiting:
+                return
             # The path as reported (under a link a root is named by) and as it is.
             seen = {path, Path(os.path.realpath(path))}
-            for root in self.roots.values():
-                if root.mode != "waiting" or root.watching is None:
-                    continue
+            for root in waiting:
                 watched = root.watching
+                if root.mode != "waiting" or watched is None:
+                    continue  # (armed meanwhile by this loop)
                 if not any(p != watched and is_under(p, watched) for p in seen):
                     continue
                 wanted = (root.path, Path(os.path.realpath(root.path)))

@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 from backscroll.model import Cursor, Problem, ReaderOptions, ReadResult, Role, Session, Turn
 from backscroll.readers.base import (
     HostEnv,
+    NameIndex,
     block_texts,
     calls_external_tool,
     clean_text,
@@ -50,38 +51,31 @@ def _cli_messages_file(path: Path) -> Path | None:
     return None
 
 
-#: taskHistory.json files read, by path: (size, mtime) when read, and the
-#: ``cwdOnTaskInitialization`` of each task id (a cold index reads every task of
+def _load_cwds(index: Path) -> dict[str, str]:
+    """``cwdOnTaskInitialization`` of each task id in a taskHistory.json."""
+    try:
+        items = read_json_document(index)
+    except (OSError, ValueError):
+        return {}
+    return {
+        str(item.get("id")): cwd
+        for item in (items if isinstance(items, list) else [])
+        if isinstance(item, dict)
+        and isinstance(cwd := item.get("cwdOnTaskInitialization"), str)
+        and cwd
+    }
+
+
+#: taskHistory.json, parsed once per change (a cold index reads every task of
 #: one history: the document is parsed once, not once per task).
-_HISTORY_CWDS: dict[Path, tuple[tuple[int, int], dict[str, str]]] = {}
+_HISTORY_CWDS = NameIndex(_load_cwds)
 
 
 def _task_start_cwd(ui_path: Path, task_id: str) -> str | None:
     """``cwdOnTaskInitialization`` of the task's item in
     ``<globalStorage>/state/taskHistory.json``, or None."""
     index = ui_path.parent.parent.parent / "state" / "taskHistory.json"
-    try:
-        st = index.stat()
-    except OSError:
-        return None
-    stamp = (st.st_size, st.st_mtime_ns)
-    cached = _HISTORY_CWDS.get(index)
-    if cached is None or cached[0] != stamp:
-        try:
-            items = read_json_document(index)
-        except (OSError, ValueError):
-            return None
-        cwds = {
-            str(item.get("id")): cwd
-            for item in (items if isinstance(items, list) else [])
-            if isinstance(item, dict)
-            and isinstance(cwd := item.get("cwdOnTaskInitialization"), str)
-            and cwd
-        }
-        if len(_HISTORY_CWDS) > 64:
-            _HISTORY_CWDS.clear()
-        _HISTORY_CWDS[index] = cached = (stamp, cwds)
-    return cached[1].get(task_id)
+    return _HISTORY_CWDS.lookup(index, task_id)
 
 
 class ClineReader(TaskStoreReader):

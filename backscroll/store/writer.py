@@ -334,15 +334,24 @@ class IndexWriter:
         first line). A session left with no turn is not written either."""
         mark = self.forgotten_mark()
         result = update.result
-        # By key, and by text: a host that keys turns by their place in the file
-        # (Codex, Claude Code records without a uuid) gives a turn another key
-        # when lines move, and a forgotten turn must not come back as new.
-        keyed = [mark(t.session_id, t.key) for t in result.turns]
-        texts = [mark(t.session_id, text_key(t.text, t.timestamp, t.note)) for t in result.turns]
-        # Forgets before text marks held the time marked the text alone: those
-        # marks still count (the same words said again there stay out, as then).
-        bare = [mark(t.session_id, text_key(t.text, None, None)) for t in result.turns]
-        marks = keyed + texts + bare
+        # By key, and by text with its time: a host that keys turns by their
+        # place in the file (Codex, Claude Code records without a uuid) gives a
+        # turn another key when lines move, and a forgotten turn must not come
+        # back as new. Forgets before text marks held the time marked the text
+        # alone; those marks still count (the same words said again there stay
+        # out, as then). Each turn's distinct marks, hashed once.
+        per_turn = [
+            {
+                mark(t.session_id, key)
+                for key in {
+                    t.key,
+                    text_key(t.text, t.timestamp, t.note),
+                    text_key(t.text, None, None),
+                }
+            }
+            for t in result.turns
+        ]
+        marks = list(set().union(*per_turn))
         found: set[str] = set()
         for i in range(0, len(marks), 500):
             chunk = marks[i : i + 500]
@@ -355,11 +364,7 @@ class IndexWriter:
             )
         if not found:
             return update
-        taken = {
-            i
-            for i, (k, t, b) in enumerate(zip(keyed, texts, bare, strict=True))
-            if found & {k, t, b}
-        }
+        taken = {i for i, own in enumerate(per_turn) if found & own}
         turns = tuple(t for i, t in enumerate(result.turns) if i not in taken)
         touched = {result.turns[i].session_id for i in taken}
         gone = touched - {t.session_id for t in turns}

@@ -166,8 +166,6 @@ class Publisher:
         self._pool_factory = pool_factory
         self._pool: ConnectionPool | None = None
         self._schema_ok = False
-        #: A send that has not returned after team.timeout_s (its thread waits on).
-        self._stuck: threading.Thread | None = None
         self._stop = asyncio.Event()
         self._wake = asyncio.Event()
 
@@ -271,7 +269,6 @@ class Publisher:
             return await asyncio.wait_for(asyncio.shield(done), self.team.timeout_s)
         except TimeoutError:
             done.add_done_callback(_consume)
-            self._stuck = thread
             _STUCK.append(thread)
             pool, self._pool = self._pool, None
             self._schema_ok = False

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from backscroll.store import open_writer, outbox
+from backscroll.team import publish
 from backscroll.team.keys import TeamKeys
 from backscroll.team.publish import Publisher
 from tests.daemon.harness import claude_user_line, dump_turns, populate, run_cli
@@ -248,7 +249,7 @@ def test_a_team_database_that_stops_answering_fails_the_round_and_publishing_res
             with pytest.raises(TimeoutError, match="has not answered for 1 s"):
                 asyncio.run(pub.round())
             assert time.monotonic() - started < 10
-            stuck = pub._stuck
+            stuck = publish._STUCK[-1]
             assert stuck is not None and stuck.is_alive() and stuck.daemon
             with pytest.raises(TimeoutError):  # no second send while the first waits
                 asyncio.run(pub.round())
