@@ -138,6 +138,36 @@ class _State:
             self.title, self.title_rank = title, rank
 
 
+_UUID_FIELD = re.compile(rb'"uuid"\s*:\s*"([^"\\]*)"')
+#: Bytes read at a time when searching the part of a file read before.
+_PIECE = 1 << 20
+
+
+def _uuids_before(path: Path, end: int) -> set[bytes]:
+    """Every entry uuid in the file's first ``end`` bytes, read once in pieces
+    (a summary's leaf is looked up there: one pass however many summaries)."""
+    found: set[bytes] = set()
+    carry: list[bytes] = []  # (the start of a line that goes on in the next piece)
+    left = end
+    try:
+        with open_regular(path) as fh:
+            while left > 0:
+                piece = fh.read(min(left, _PIECE))
+                if not piece:
+                    break
+                left -= len(piece)
+                cut = piece.rfind(b"\n") + 1
+                if cut == 0:
+                    carry.append(piece)
+                    continue
+                found.update(_UUID_FIELD.findall(b"".join([*carry, piece[:cut]])))
+                carry = [piece[cut:]]
+            found.update(_UUID_FIELD.findall(b"".join(carry)))
+    except OSError:
+        pass
+    return found
+
+
 def _in_workflow(path: Path) -> bool:
     """A sub-agent of a workflow, one level deeper than the others."""
     parents = path.parents
@@ -242,18 +272,18 @@ class _Parser:
         #: where this read started (the entries before it are searched for a leaf).
         self.uuids: set[str] = set()
         self.start = 0
+        #: The uuids in the part of the file read before this read, gathered at
+        #: the first summary that needs them (None: not gathered yet).
+        self.before: set[bytes] | None = None
 
     def earlier(self, uuid: str) -> bool:
         """Whether an entry with this uuid is in the part of the file read before
         this read (a byte search; only for a summary's leaf, which is rare)."""
         if self.start <= 0:
             return False
-        needle = re.compile(rb'"uuid"\s*:\s*"' + re.escape(uuid.encode()) + rb'"')
-        try:
-            with open_regular(self.path) as fh:
-                return needle.search(fh.read(self.start)) is not None
-        except OSError:
-            return False
+        if self.before is None:
+            self.before = _uuids_before(self.path, self.start)
+        return uuid.encode("utf-8", "surrogatepass") in self.before  # (JSON allows "\ud800")
 
     def check_version(self, obj: dict[str, Any]) -> str | None:
         version = obj.get("version")

@@ -549,3 +549,62 @@ def test_a_summary_titles_its_file_only_when_the_message_it_names_is_in_it(
     other = json.dumps({"type": "summary", "summary": "Another file's", "leafUuid": "elsewhere"})
     path.write_text(other + "\n" + "\n".join(lines) + "\n")
     assert read_fresh(READER, path).sessions[SESSION].title == "start phoenix in background"
+
+
+def test_summaries_naming_earlier_messages_read_the_earlier_part_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each summary appended after a read names its leaf in the part read before;
+    that part is searched in one pass, however many summaries there are."""
+    import backscroll.readers.claude_code as claude_code
+
+    path = main_file(tmp_path, TOOL_HEAVY)
+    index = read_fresh(READER, path)
+    uuids = [json.loads(x)["uuid"] for x in path.read_text().splitlines() if '"uuid"' in x]
+    opened: list[Path] = []
+    real_open = claude_code.open_regular
+
+    def counting(p: Path) -> Any:
+        opened.append(p)
+        return real_open(p)
+
+    monkeypatch.setattr(claude_code, "open_regular", counting)
+    append_lines(
+        path,
+        *(
+            {"type": "summary", "summary": f"Summary {i}", "leafUuid": leaf}
+            for i, leaf in enumerate(uuids[:5])
+        ),
+        {"type": "summary", "summary": "Not here", "leafUuid": "elsewhere"},
+        {"type": "summary", "summary": "A lone surrogate", "leafUuid": "\ud800"},
+    )
+    index.read(READER, path)
+    assert opened == [path]
+    assert index.sessions[SESSION].title == "Summary 4"
+
+
+def test_leaves_are_found_in_lines_longer_than_one_read(tmp_path: Path) -> None:
+    """The earlier part is searched in pieces: a uuid at the start of a line that
+    spans pieces, and one inside a piece holding no line end, both count."""
+    from backscroll.readers.claude_code import _uuids_before
+
+    path = main_file(tmp_path, TOOL_HEAVY)
+    pad = "x" * (5 << 19)  # (tool output longer than two pieces)
+    result = {"role": "user", "content": [{"type": "tool_result", "content": "ok"}]}
+    append_lines(
+        path,
+        {"type": "user", "uuid": "leaf-first", "toolUseResult": pad, "message": result},
+        {
+            "type": "user",
+            "toolUseResult": pad,
+            "uuid": "leaf-inside",
+            "extra": pad,
+            "message": result,
+        },
+    )
+    found = _uuids_before(path, path.stat().st_size)
+    assert {b"leaf-first", b"leaf-inside"} <= found
+    index = read_fresh(READER, path)
+    append_lines(path, {"type": "summary", "summary": "Spans pieces", "leafUuid": "leaf-inside"})
+    index.read(READER, path)
+    assert index.sessions[SESSION].title == "Spans pieces"
