@@ -139,6 +139,8 @@ def _notes(row: dict[str, Any] | None, path: Path, kind: str, version: int) -> l
         return ["not indexed yet: the daemon indexes it on its next change or rescan, "
                 "`backscroll index` does it now"]  # fmt: skip
     notes: list[str] = []
+    if row.get("skipped"):
+        notes.append(f"read, and nothing of it indexed: {row['skipped']}")
     if row["missing"]:
         notes.append("the file was deleted; its turns are kept (index.on_delete: keep)")
     if row["error"]:

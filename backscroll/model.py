@@ -107,6 +107,9 @@ class Problem:
 #: (``include_subagents`` is off): the indexer leaves the file alone, however it
 #: grows, until the option is turned on, and then reads it whole.
 UNREAD_SUBAGENT = "unread_subagent"
+#: The memo key of a file a reader read and chose to index nothing of, holding
+#: why (an older copy of a file indexed elsewhere): ``explain`` shows it.
+SKIPPED = "skipped"
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +129,11 @@ class ReadResult:
     replaced_sessions: frozenset[str] = frozenset()
     #: Sessions that vanished from the source (database readers).
     removed_sessions: frozenset[str] = frozenset()
+    #: Older copies of this file (paths), whose turns of this read's sessions
+    #: the store drops: the host copied the file and this copy is the one it
+    #: goes on with (VS Code, when a window changes workspace). Only on a read
+    #: that yields every turn of its sessions (``replace``).
+    supersedes: tuple[str, ...] = ()
     #: The source forgets what it once held (Amazon Q overwrites its one row per
     #: directory): this file's turns that the read did not yield are kept, even
     #: on a read from the start.

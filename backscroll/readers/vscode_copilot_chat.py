@@ -29,6 +29,13 @@ turn said before is gone, e.g. an answer cut away). A rewrite shrinks the file
 or changes its first bytes (or the bytes before the saved position), which the
 indexer detects, and the file is replayed from the start.
 
+Copies: when a window moves to another workspace, VS Code copies each of its
+chats into the new workspace's ``chatSessions`` and goes on with the copy; the
+old file stays. Copies share the file name, and only the newest (by mtime) is
+indexed: an older copy yields nothing (``explain`` says which copy is indexed),
+and a whole read of the newest drops what older copies alone still hold (a
+request the new copy replaced).
+
 Title: ``customTitle`` (``computedTitle`` in old files); else the ``title`` of
 the session's entry in ``chat.ChatSessionStore.index`` in the ``state.vscdb``
 beside the ``chatSessions`` folder (the global one for empty windows); else the
@@ -46,16 +53,28 @@ Code once) is not read.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
 import sqlite3
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
 import orjson
 
 from backscroll.errors import SourceBusy
-from backscroll.model import Cursor, Kind, Problem, ReaderOptions, ReadResult, Session, Turn
+from backscroll.model import (
+    SKIPPED,
+    Cursor,
+    Kind,
+    Problem,
+    ReaderOptions,
+    ReadResult,
+    Session,
+    Turn,
+)
 from backscroll.readers import vscode_chat_log as chatlog
 from backscroll.readers.base import (
     BaseReader,
@@ -273,6 +292,88 @@ def _workspace_folder(session_file: Path) -> str | None:
     return str(Path(workspace).parent) if workspace else None
 
 
+def _user_dir(session_file: Path) -> Path | None:
+    """The ``<userData>/User`` holding a session file."""
+    if session_file.parent.name == "chatSessions":
+        return session_file.parents[3]
+    if session_file.parent.name in SESSION_DIRS:
+        return session_file.parents[2]
+    return None
+
+
+#: Session file names per User dir, listed at most once per this many seconds
+#: (a cold index asks once per file): user dir -> (listed at, name -> paths).
+_LISTING_SECONDS = 5.0
+_listings: dict[Path, tuple[float, dict[str, list[Path]]]] = {}
+
+
+def _session_files(user: Path, fresh_for: str) -> dict[str, list[Path]]:
+    """Every chat session file under ``user``, by file name without suffix (listed
+    again unless listed lately with ``fresh_for`` among them)."""
+    now = time.monotonic()
+    cached = _listings.get(user)
+    if cached is not None and now - cached[0] < _LISTING_SECONDS and fresh_for in cached[1]:
+        return cached[1]
+    found: dict[str, list[Path]] = {}
+    dirs = [user / "globalStorage" / name for name in SESSION_DIRS]
+    try:
+        with os.scandir(user / "workspaceStorage") as entries:
+            dirs += [Path(e.path) / "chatSessions" for e in entries if e.is_dir()]
+    except OSError:
+        pass
+    for folder in dirs:
+        try:
+            with os.scandir(folder) as entries:
+                for e in entries:
+                    stem, dot, suffix = e.name.rpartition(".")
+                    if dot and suffix in ("json", "jsonl"):
+                        found.setdefault(stem, []).append(Path(e.path))
+        except OSError:
+            continue
+    _listings[user] = (now, found)
+    return found
+
+
+def _copies(
+    path: Path, source_for: Callable[[Path], Path | None]
+) -> tuple[Path | None, list[Path]]:
+    """The newer copy of this chat (None: this file is the newest), and the older
+    ones. VS Code copies every chat of a window that moves to another workspace
+    and goes on with the copy; ``transferredChatSessions`` holds a passing copy.
+    Copies share the file name; the newest (by mtime) is the chat (the format
+    notes: dedupe by session id, prefer the newest)."""
+    user = _user_dir(path)
+    if user is None:
+        return None, []
+    listed = _session_files(user, path.stem).get(path.stem, [])
+    others = [p for p in listed if p.parent != path.parent]
+    if not others:
+        return None, []
+    dated: list[tuple[int, str, Path]] = []
+    for candidate in [path, *others]:
+        if candidate != path and source_for(candidate) != candidate:
+            continue  # (a flat file left beside its log)
+        try:
+            dated.append((candidate.stat().st_mtime_ns, str(candidate), candidate))
+        except OSError:
+            continue
+    dated.sort()
+    newest = dated[-1][2] if dated else path
+    if newest != path:
+        return newest, []
+    return None, [p for _, _, p in dated[:-1]]
+
+
+def _older_copy(path: Path, newer: Path) -> ReadResult:
+    """An older copy: nothing of it is indexed (its turns are dropped)."""
+    try:
+        size = path.stat().st_size
+    except OSError:
+        size = 0
+    reason = f"an older copy of this chat: the newer copy {newer} is the one indexed"
+    return ReadResult(position=size, replace=True, state={SKIPPED: reason})
+
+
 def state_db(session_file: Path) -> Path:
     """The workspace's ``state.vscdb`` beside ``<workspace>/chatSessions/``."""
     return session_file.parent.parent / "state.vscdb"
@@ -335,9 +436,16 @@ class VsCodeCopilotChatReader(BaseReader):
                     yield source
 
     def read(self, path: Path, prev: Cursor | None, opts: ReaderOptions) -> ReadResult:
+        newer, older = _copies(path, self.source_for)
+        if newer is not None:
+            return _older_copy(path, newer)
         if path.suffix == ".json":
-            return self._read_flat(path)
-        return self._read_log(path, prev, opts)
+            result = self._read_flat(path)
+        else:
+            result = self._read_log(path, prev, opts)
+        if older and result.replace:
+            result = dataclasses.replace(result, supersedes=tuple(str(p) for p in older))
+        return result
 
     def _read_flat(self, path: Path) -> ReadResult:
         size = path.stat().st_size

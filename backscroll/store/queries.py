@@ -9,12 +9,14 @@ is in :mod:`backscroll.store.search`; sessions, one session and the totals here.
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Generator, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
+from backscroll.model import SKIPPED
 from backscroll.protocol import RESULT_SCHEMA, SessionParams, SessionsParams
 from backscroll.replies import (
     HostTotals,
@@ -278,17 +280,27 @@ def totals() -> Statements[Totals]:
     return {"hosts": hosts, "last_indexed": iso(last)}
 
 
+def _skipped(state: str | None) -> str | None:
+    """Why the reader indexed nothing of the file on purpose (its memo's note)."""
+    try:
+        memo = json.loads(state or "{}")
+    except ValueError:
+        return None
+    reason = memo.get(SKIPPED) if isinstance(memo, dict) else None
+    return reason if isinstance(reason, str) else None
+
+
 def file_report(path: str) -> Query:
     """One file's saved state and what it holds, for ``backscroll explain`` (None:
     the file has no row)."""
     rows = yield (
-        "SELECT id, host, size, position, reader_version, indexed_at, problems, error, missing"
-        " FROM files WHERE path = ?",
+        "SELECT id, host, size, position, reader_version, indexed_at, problems, error, missing,"
+        " state FROM files WHERE path = ?",
         (path,),
     )
     if not rows:
         return None
-    fid, host, size, position, version, at, problems, error, missing = rows[0]
+    fid, host, size, position, version, at, problems, error, missing, state = rows[0]
     counts = yield ("SELECT count(*), count(DISTINCT session) FROM turns WHERE file = ?", (fid,))
     sessions = yield (
         "SELECT s.session_id, s.title FROM sessions s WHERE s.id IN"
@@ -304,6 +316,7 @@ def file_report(path: str) -> Query:
         "problems": problems,
         "error": error,
         "missing": bool(missing),
+        "skipped": _skipped(state),
         "turns": counts[0][0],
         "sessions": counts[0][1],
         "session_ids": [{"session": s, "title": t} for s, t in sessions],

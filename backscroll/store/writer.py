@@ -477,6 +477,11 @@ class IndexWriter:
             )
             if report.turns_deleted:
                 self._retime(sessions, rowids, file_id)
+        if result.supersedes and result.replace and rowids:
+            dropped = self._drop_superseded(update.host, result.supersedes, rowids)
+            if dropped:
+                report.turns_deleted += dropped
+                self._retime(sessions, rowids, file_id)
         for sid in result.removed_sessions:
             self.conn.execute(
                 "DELETE FROM sessions WHERE host = ? AND session_id = ?"
@@ -527,6 +532,20 @@ class IndexWriter:
             if r:
                 out.add(int(r[0]))
         return out
+
+    def _drop_superseded(self, host: str, paths: tuple[str, ...], rowids: dict[str, int]) -> int:
+        """Turns of these sessions that older copies of the file still hold (the
+        ones this read did not take over: gone from the copy that goes on)."""
+        marks = ", ".join("?" * len(rowids))
+        deleted = 0
+        for path in paths:
+            cur = self.conn.execute(
+                f"DELETE FROM turns WHERE session IN ({marks}) AND file ="
+                " (SELECT id FROM files WHERE path = ? AND host = ?)",
+                (*rowids.values(), path, host),
+            )
+            deleted += max(cur.rowcount, 0)
+        return deleted
 
     def _drop_stale(
         self, file_id: int, kept: set[tuple[int, str]], only_sessions: set[int] | None

@@ -17,6 +17,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from backscroll.config import Config
 from backscroll.indexing.indexer import Indexer, build_hosts
 from backscroll.model import ReaderOptions
@@ -423,3 +425,91 @@ def test_copies_in_two_workspaces_index_one_session(isolated_home: Path) -> None
         shutil.copyfile(fixture(HOST, LOG), _workspace(isolated_home, ws) / f"{LOG_SID}.jsonl")
     _index(isolated_home, db)
     assert len(_our_turns(db)) == 4
+
+
+#: A resend in the copy VS Code went on with: request 1 is cut away and replaced,
+#: and the chat is renamed.
+_RESEND = [
+    {"kind": 2, "k": ["requests"], "i": 1, "v": [{
+        "requestId": "request_c0ffee00-1111-4222-8333-444455556666",
+        "timestamp": 1785000200000,
+        "message": {"text": "Actually, drop the ~/.config fallback entirely", "parts": []},
+        "response": [{"value": "Removed the fallback; only XDG_CONFIG_HOME is read now."}],
+        "modelState": {"value": 1, "completedAt": 1785000201000},
+    }]},
+    {"kind": 1, "k": ["customTitle"], "v": "XDG-only config loader"},
+]  # fmt: skip
+_REPLACED = "Patch it, and keep the ~/.config fallback"
+
+
+def _two_copies(home: Path, old_ws: str, new_ws: str) -> tuple[Path, Path]:
+    """The sample chat in two workspaces, as after "Save Workspace As": the old
+    copy left behind, the new one (newer mtime) gone on with a resend."""
+    old = _workspace(home, old_ws) / f"{LOG_SID}.jsonl"
+    new = _workspace(home, new_ws) / f"{LOG_SID}.jsonl"
+    shutil.copyfile(fixture(HOST, LOG), old)
+    shutil.copyfile(fixture(HOST, LOG), new)
+    append_lines(new, *_RESEND)
+    _settle(old, 1)
+    _settle(new, 2)
+    return old, new
+
+
+def _titles(db: Path) -> list[str]:
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        rows = conn.execute("SELECT title FROM sessions WHERE host = ?", (HOST,)).fetchall()
+    finally:
+        conn.close()
+    return [str(r[0]) for r in rows]
+
+
+@pytest.mark.parametrize(("old_ws", "new_ws"), [("aaa111", "bbb222"), ("bbb222", "000new")])
+def test_only_the_newest_copy_of_a_chat_is_indexed(
+    isolated_home: Path, old_ws: str, new_ws: str
+) -> None:
+    """Whichever copy is read first, the text the newer copy replaced is not
+    searchable and the title is the newer copy's (format notes: dedupe by
+    session id, prefer the newest mtime)."""
+    _two_copies(isolated_home, old_ws, new_ws)
+    db = isolated_home.parent / "index.db"
+    _index(isolated_home, db)
+    texts = [row[4] for row in _our_turns(db)]
+    assert _REPLACED not in texts
+    assert "Actually, drop the ~/.config fallback entirely" in texts
+    assert len(texts) == 4
+    assert _titles(db) == ["XDG-only config loader"]
+
+
+def test_a_newer_copy_found_later_drops_what_only_the_old_copy_said(
+    isolated_home: Path,
+) -> None:
+    """The old copy indexed alone; then the new copy appears, already gone on:
+    the index ends as a fresh index of both files does."""
+    old = _workspace(isolated_home, "aaa111") / f"{LOG_SID}.jsonl"
+    shutil.copyfile(fixture(HOST, LOG), old)
+    _settle(old, 1)
+    db = isolated_home.parent / "index.db"
+    _index(isolated_home, db)
+    assert _REPLACED in [row[4] for row in _our_turns(db)]
+    new = _workspace(isolated_home, "bbb222") / f"{LOG_SID}.jsonl"
+    shutil.copyfile(fixture(HOST, LOG), new)
+    append_lines(new, *_RESEND)
+    _settle(new, 2)
+    _index(isolated_home, db)
+    fresh = isolated_home.parent / "fresh.db"
+    _index(isolated_home, fresh)
+    assert _our_turns(db) == _our_turns(fresh)
+    assert _REPLACED not in [row[4] for row in _our_turns(db)]
+    assert _titles(db) == _titles(fresh) == ["XDG-only config loader"]
+
+
+def test_explain_says_an_older_copy_is_not_indexed(isolated_home: Path) -> None:
+    from backscroll.explain import explain
+
+    old, new = _two_copies(isolated_home, "aaa111", "bbb222")
+    cfg = Config()  # (the index in $BACKSCROLL_HOME, the transcripts under $HOME)
+    _index(isolated_home, cfg.db_path())
+    notes = explain(cfg, str(old))["notes"]
+    assert any("older copy" in n and str(new) in n for n in notes), notes
+    assert explain(cfg, str(new))["notes"] == ["up to date"]
