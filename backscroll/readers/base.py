@@ -696,14 +696,18 @@ def is_absolute_path(value: Any) -> bool:
     return value.startswith(("/", "\\\\")) or _WINDOWS_DRIVE.match(value) is not None
 
 
+#: The start of a URI (``file://``, ``vscode-remote://``), not of a path.
+_URI_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+://")
+
+
 def path_from_uri(value: object, *, plain_paths: bool = False) -> str | None:
     """The path of a ``file://`` or ``vscode-remote://<authority>/<path>`` URI
     (``file:///c%3A/x`` gives ``c:/x``); None for anything else. With
-    ``plain_paths``, a string that is not a ``file://`` URI is taken as a path as
-    it is (hosts that store either)."""
+    ``plain_paths``, a string that is not a URI (no ``scheme://``) is taken as a
+    path as it is (hosts that store either)."""
     if not isinstance(value, str) or not value.strip():
         return None
-    if plain_paths and not value.startswith("file://"):
+    if plain_paths and not _URI_SCHEME.match(value):
         return value
     parts = urlsplit(value)
     if parts.scheme not in ("file", "vscode-remote") or not parts.path:

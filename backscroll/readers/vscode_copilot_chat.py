@@ -39,8 +39,10 @@ request the new copy replaced).
 Title: ``customTitle`` (``computedTitle`` in old files); else the ``title`` of
 the session's entry in ``chat.ChatSessionStore.index`` in the ``state.vscdb``
 beside the ``chatSessions`` folder (the global one for empty windows); else the
-first prompt. Project: ``workingDirectory`` when set, else the folder named by
-``workspace.json`` beside ``chatSessions``. No resume command: chats are
+first prompt. Project: ``workingDirectory`` when set (a remote window's is the
+path on the remote machine), else the folder named by ``workspace.json``
+beside ``chatSessions``. Times: each request's; an old flat file whose requests
+have none is dated by its ``lastMessageDate``. No resume command: chats are
 reopened from the editor's chat history.
 
 Roots move with ``VSCODE_PORTABLE`` (``<dir>/user-data``) and
@@ -528,12 +530,15 @@ class VsCodeCopilotChatReader(BaseReader):
             # characters (VS Code's getDefaultTitle).
             title = _index_title(path, sid) or (first_line_title(first, 200) if first else None)
         project = path_from_uri(doc.get("workingDirectory"), plain_paths=True)
+        # (Old flat files may hold no request times, only the last message's.)
+        times = [t.timestamp for t in turns if t.timestamp is not None]
+        last = parse_time(doc.get("lastMessageDate"))
         session = Session(
             sid,
             project=project or _workspace_folder(path),
             title=title,
             started_at=parse_time(doc.get("creationDate")),
-            updated_at=max((t.timestamp for t in turns if t.timestamp), default=None),
+            updated_at=max([*times, last] if last is not None else times, default=None),
         )
         return ReadResult(
             turns=tuple(turns),

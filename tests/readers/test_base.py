@@ -52,6 +52,13 @@ def test_loads_takes_what_json_allows_beyond_the_fast_parser() -> None:
 
 def test_path_helpers() -> None:
     assert path_from_uri("file:///home/u/my%20app") == "/home/u/my app"
+    # A remote window's folder is the path on the remote machine, given as a URI
+    # or plainly; another scheme names no folder.
+    remote = "vscode-remote://ssh-remote%2Bbox/home/dev/proj"
+    assert path_from_uri(remote, plain_paths=True) == "/home/dev/proj"
+    assert path_from_uri("/home/dev/proj", plain_paths=True) == "/home/dev/proj"
+    assert path_from_uri("C:\\Users\\u", plain_paths=True) == "C:\\Users\\u"
+    assert path_from_uri("vscode-vfs://github/o/r", plain_paths=True) is None
     assert is_absolute_path("/home/u") and is_absolute_path("C:\\Users\\u")
     assert not is_absolute_path("relative/dir") and not is_absolute_path(None)
     assert resume_in("/p q", "claude", "--resume", "x") == "cd '/p q' && claude --resume x"

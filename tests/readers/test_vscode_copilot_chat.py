@@ -513,3 +513,27 @@ def test_explain_says_an_older_copy_is_not_indexed(isolated_home: Path) -> None:
     notes = explain(cfg, str(old))["notes"]
     assert any("older copy" in n and str(new) in n for n in notes), notes
     assert explain(cfg, str(new))["notes"] == ["up to date"]
+
+
+def test_an_old_flat_file_without_request_times_is_dated_by_its_last_message(
+    tmp_path: Path,
+) -> None:
+    """Old flat files carry ``lastMessageDate``; their requests may have no time."""
+    doc = json.loads(fixture(HOST, FLAT).read_text())
+    for request in doc["requests"]:
+        request.pop("timestamp", None)
+        request.pop("modelState", None)
+    path = tmp_path / FLAT
+    path.write_text(json.dumps(doc))
+    session = next(iter(read_fresh(reader, path).sessions.values()))
+    assert session.updated_at == doc["lastMessageDate"] / 1000
+    assert session.started_at == doc["creationDate"] / 1000
+
+
+def test_a_remote_windows_working_directory_is_its_path_on_the_remote(tmp_path: Path) -> None:
+    doc = json.loads(fixture(HOST, FLAT).read_text())
+    doc["workingDirectory"] = "vscode-remote://ssh-remote%2Bbox/home/dev/proj"
+    path = tmp_path / FLAT
+    path.write_text(json.dumps(doc))
+    session = next(iter(read_fresh(reader, path).sessions.values()))
+    assert session.project == "/home/dev/proj"
