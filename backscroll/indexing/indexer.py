@@ -286,6 +286,7 @@ class Indexer:
             row is not None
             and row.state.get(UNREAD_SUBAGENT)
             and not item.spec.options.include_subagents
+            and not forced  # (a sidecar that says what the transcript is: Grok's summary)
             and row.inode == st.inode
             and row.reader_version == version
         ):

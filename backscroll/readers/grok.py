@@ -30,10 +30,13 @@ recognised from their bytes and skipped without being parsed as JSON.
 (``info.cwd``, else the decoded directory name), start time (``created_at``),
 the parent of a fork (``parent_session_id``) and ``session_kind: "subagent"``
 for a sub-agent's own session, whose turns are marked as a sub-agent's and
-read only when ``include_subagents`` is on. It is deliberately not a watched
-sidecar: Grok rewrites it on every save (``num_messages`` counts updates), and a
-sidecar change re-reads the transcript whole, which a log of gigabytes cannot
-afford; a rename therefore shows with the session's next update.
+read only when ``include_subagents`` is on. It is a sidecar read on from where
+the log's last read ended (``sidecars_reread_whole`` is False): Grok rewrites it
+on every save (``num_messages`` counts updates), and a log of gigabytes cannot
+be read again whole for that; every read returns the session with its metadata,
+so a rename shows at once. Only a change of ``session_kind`` (a summary written
+after the first updates) reads the log again whole: its turns are then marked as
+a sub-agent's, or dropped with the session while ``include_subagents`` is off.
 ``chat_history.jsonl`` is derived from ``updates.jsonl`` and truncated at each
 compaction: not read. A fork copies the parent's log, so forked turns appear in
 both sessions.
@@ -45,6 +48,7 @@ unverified.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import unquote
@@ -236,10 +240,19 @@ class GrokReader(BaseReader):
         home = env.var("GROK_HOME") or env.home / ".grok"
         return [home / "sessions"]
 
+    #: Every read returns the session with summary.json's metadata, and Grok
+    #: rewrites summary.json at every save: no whole re-read for that.
+    sidecars_reread_whole: ClassVar[bool] = False
+
+    def sidecars(self, path: Path) -> list[Path]:
+        return [path.parent / SUMMARY] if self.source_for(path) == path else []
+
     def source_for(self, path: Path) -> Path | None:
-        if path.name != UPDATES or "subagents" in path.parts:
+        if path.name not in (UPDATES, SUMMARY) or "subagents" in path.parts:
             return None
-        return path if path.parent.parent.parent.name == "sessions" else None
+        if path.parent.parent.parent.name != "sessions":
+            return None
+        return path.with_name(UPDATES)  # (a summary.json: its session's log is read on)
 
     def discover(self, root: Path) -> Iterator[Path]:
         for path in super().discover(root):
@@ -251,7 +264,10 @@ class GrokReader(BaseReader):
         summary = _summary(session_dir)
         subagent = summary.get("session_kind") == "subagent"
         if subagent and not opts.include_subagents:
-            return unread_subagent()
+            # (a summary that came after the first updates: what they gave goes)
+            return replace(unread_subagent(), removed_sessions=frozenset({session_dir.name}))
+        if prev is not None and bool(prev.state.get("subagent", False)) != subagent:
+            prev = None  # summary.json changed the session's kind: its turns are re-marked
         result = self._replay(path, prev, opts, summary, subagent)
         if result is None:  # a rewind reached back past this read: replay it all
             result = self._replay(path, None, opts, summary, subagent)
@@ -294,7 +310,9 @@ class GrokReader(BaseReader):
             )
             replay.first_prompt = first_prompt
         new_state = replay.dump()
-        new_state.update(line=next_line_number(tail), run=carried, run_owner=open_owner)
+        new_state.update(
+            line=next_line_number(tail), run=carried, run_owner=open_owner, subagent=subagent
+        )
         return ReadResult(
             turns=turns,
             sessions=(self._session(path, summary, replay),) if replay.seen else (),

@@ -9,10 +9,15 @@ grok-build's own types. Lines appended in tests follow the same shapes.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import sqlite3
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from backscroll import config, direct
 from backscroll.model import ReaderOptions
 from backscroll.readers.base import HostEnv
 from backscroll.readers.grok import GrokReader
@@ -84,9 +89,10 @@ def test_session_metadata_from_the_directory_and_envelope(isolated_home: Path) -
 def test_summary_json_gives_title_project_start_and_parent(isolated_home: Path) -> None:
     path = _session(isolated_home)
     shutil.copy(fixture("grok", "agentsview-summary.json"), path.parent / "summary.json")
-    # Rewritten on every save: read with the log, never a sidecar that forces a whole re-read.
-    assert reader.sidecars(path) == []
-    assert reader.source_for(path.parent / "summary.json") is None
+    # A sidecar whose change reads the log on from its end, never again whole.
+    assert reader.sidecars(path) == [path.parent / "summary.json"]
+    assert reader.source_for(path.parent / "summary.json") == path
+    assert not reader.sidecars_reread_whole
     session = read_fresh(reader, path).sessions[SID]
     assert session.title == "Audit Grok compatibility"
     assert session.project == "/workspace/grok-worktrees/parser-audit"
@@ -259,3 +265,91 @@ def test_lines_skipped_from_their_bytes_replay_like_parsed_ones(tmp_path: Path) 
             "after the tool",
         ]
     )
+
+
+def _later(path: Path, than: Path) -> None:
+    """``path`` written after ``than`` (a stat-only pass tells them apart)."""
+    later = than.stat().st_mtime_ns + 5_000_000_000
+    os.utime(path, ns=(later, later))
+
+
+def _indexed(cfg: config.Config) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """The store's grok sessions (id, title) and turns (session, key, role, sub-agent's)."""
+    conn = sqlite3.connect(cfg.db_path())
+    try:
+        sessions = conn.execute(
+            "SELECT session_id, title FROM sessions WHERE host = 'grok' ORDER BY 1"
+        ).fetchall()
+        turns = conn.execute(
+            "SELECT s.session_id, t.key, t.role, t.subagent FROM turns t"
+            " JOIN sessions s ON s.id = t.session WHERE s.host = 'grok' ORDER BY 1, 2"
+        ).fetchall()
+    finally:
+        conn.close()
+    return sessions, turns
+
+
+def _fresh(cfg: config.Config) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """What a first index of the files as they are now holds."""
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{cfg.db_path()}{suffix}").unlink(missing_ok=True)
+    direct.index(cfg)
+    return _indexed(cfg)
+
+
+def test_a_title_renamed_in_summary_json_shows_on_the_next_pass_without_rereading_the_log(
+    isolated_home: Path,
+) -> None:
+    path = _session(isolated_home)
+    summary_file = path.parent / "summary.json"
+    shutil.copy(fixture("grok", "agentsview-summary.json"), summary_file)
+    _later(summary_file, path)
+    cfg = config.load()
+    direct.index(cfg)
+    assert _indexed(cfg)[0] == [(SID, "Audit Grok compatibility")]
+    summary = json.loads(summary_file.read_text())
+    summary.update(generated_title="Nightly lint fix", title_is_manual=True)  # a /rename
+    summary_file.write_text(json.dumps(summary))
+    _later(summary_file, summary_file)
+    renamed, _ = direct.index(cfg)
+    assert renamed.files_changed == 1
+    assert renamed.bytes_read == 0, "updates.jsonl is read on from its end, not again whole"
+    incremental = _indexed(cfg)
+    assert incremental[0] == [(SID, "Nightly lint fix")]
+    again, _ = direct.index(cfg)
+    assert again.files_changed == 0, "an unchanged summary.json must not force a read"
+    assert incremental == _fresh(cfg)
+
+
+@pytest.mark.parametrize("include_subagents", [False, True])
+def test_a_summary_json_changing_the_session_kind_rereads_its_turns(
+    isolated_home: Path, include_subagents: bool
+) -> None:
+    if include_subagents:
+        cfg_file = isolated_home / ".config" / "backscroll" / "config.yaml"
+        cfg_file.parent.mkdir(parents=True)
+        cfg_file.write_text("hosts:\n  grok:\n    include_subagents: true\n")
+    path = _session(isolated_home)
+    cfg = config.load()
+    direct.index(cfg)  # the updates came before any summary.json
+    assert [t[3] for t in _indexed(cfg)[1]] == [0, 0, 0]
+    summary_file = path.parent / "summary.json"
+    shutil.copy(fixture("grok", "agent-sessions-subagent-summary.json"), summary_file)
+    _later(summary_file, path)
+    direct.index(cfg)
+    as_subagent = _indexed(cfg)
+    if include_subagents:
+        assert [t[3] for t in as_subagent[1]] == [1, 1, 1]  # marked as a sub-agent's
+    else:
+        assert as_subagent == ([], []), (
+            "no session is left behind, empty or with the turns as the person's"
+        )
+    assert as_subagent == _fresh(cfg)
+    summary = json.loads(summary_file.read_text())
+    del summary["session_kind"]  # and back to an ordinary session
+    summary_file.write_text(json.dumps(summary))
+    _later(summary_file, summary_file)
+    direct.index(cfg)
+    ordinary = _indexed(cfg)
+    assert [t[3] for t in ordinary[1]] == [0, 0, 0]
+    assert ordinary == _fresh(cfg)
