@@ -127,7 +127,9 @@ class ReadResult:
     #: These sessions' turns (from this file) are complete in ``turns``: the
     #: store drops their other turns from this file. For database readers.
     replaced_sessions: frozenset[str] = frozenset()
-    #: Sessions that vanished from the source (database readers).
+    #: Sessions that vanished from the source (database readers), or that a
+    #: read no longer claims (an id given before the host wrote the real one):
+    #: their turns from this file go, and each is removed once it holds none.
     removed_sessions: frozenset[str] = frozenset()
     #: Older copies of this file (paths), whose turns of this read's sessions
     #: the store drops: the host copied the file and this copy is the one it

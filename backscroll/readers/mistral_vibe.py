@@ -23,9 +23,10 @@ sub-agent's and only read when ``include_subagents`` is on.
 Tolerated: a peer fixture without ``injected`` (taken as not injected), tool
 arguments as an object or a JSON string, a missing ``meta.json`` (the session id
 is then the folder's 8-character suffix until ``meta.json`` appears; its
-arrival re-reads the file under the real id). The ``session_logging.save_dir``
-setting that moves the directory lives in Vibe's own config and is not read:
-point ``hosts.mistral-vibe.roots`` at it.
+arrival re-reads the file under the real id and removes the session under the
+folder's). The ``session_logging.save_dir`` setting that moves the directory
+lives in Vibe's own config and is not read: point ``hosts.mistral-vibe.roots``
+at it.
 """
 
 from __future__ import annotations
@@ -131,6 +132,11 @@ class MistralVibeReader(BaseReader):
         sid: str = state.get("sid") or (meta_id if looks_like_id(meta_id) else _folder_id(path))
         if prev is not None and looks_like_id(meta_id) and meta_id != sid:
             prev, state, sid = None, {}, meta_id  # meta.json arrived late: start over
+        # Read whole under meta.json's id: the session an earlier read gave the
+        # folder's id (before meta.json existed) goes, its turns moved to this one.
+        folder_id = _folder_id(path)
+        whole = prev is None or prev.position == 0
+        superseded = frozenset({folder_id}) if whole and sid != folder_id else frozenset()
         tail, lines = tail_jsonl(path, prev, opts)
         tainted = bool(state.get("tainted", False))
         first_prompt: str | None = state.get("prompt")
@@ -183,7 +189,8 @@ class MistralVibeReader(BaseReader):
                 "prompt": first_prompt,
                 "seen": seen_line,
             },
-            replace=prev is None or prev.position == 0,
+            replace=whole,
+            removed_sessions=superseded,
             problems=(*tail.problems, *problems),
         )
 

@@ -8,9 +8,12 @@ fixtures (no ``injected`` field, tool arguments as an object).
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
+from typing import Any
 
+from backscroll import config, direct
 from backscroll.model import ReaderOptions
 from backscroll.readers.base import HostEnv
 from backscroll.readers.mistral_vibe import MistralVibeReader
@@ -93,6 +96,30 @@ def test_meta_json_arriving_later_moves_the_turns_to_the_real_id(isolated_home: 
     )
     index.read(reader, path)
     assert {sid for sid, _ in index.turns} == {SID}
+
+
+def test_meta_json_arriving_later_leaves_no_empty_session_under_the_folder_id(
+    isolated_home: Path,
+) -> None:
+    path = _session(isolated_home, COMPACTED, f"constructed-{COMPACTED}-messages.jsonl", None)
+    cfg = config.load()
+    direct.index(cfg)
+    assert [s["session_id"] for s in _sessions(cfg)] == ["b41e7d09"]
+    meta = path.parent / "meta.json"
+    shutil.copy(fixture("mistral-vibe", f"constructed-{COMPACTED}-meta.json"), meta)
+    later = path.stat().st_mtime_ns + 5_000_000_000
+    os.utime(meta, ns=(later, later))
+    direct.index(cfg)
+    sessions = _sessions(cfg)
+    assert [s["session_id"] for s in sessions] == [SID]
+    assert sessions[0]["turns"] == 3
+
+
+def _sessions(cfg: config.Config) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = direct.query(cfg, "sessions", {"host": "mistral-vibe"})[
+        "sessions"
+    ]
+    return found
 
 
 def test_peer_fixtures_without_injected_field_and_object_arguments(isolated_home: Path) -> None:
