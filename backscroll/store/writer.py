@@ -151,9 +151,25 @@ ON CONFLICT (host, session_id) DO UPDATE SET
         WHEN excluded.updated_at IS NULL THEN sessions.updated_at
         ELSE max(sessions.updated_at, excluded.updated_at) END,
     resume_command = coalesce(excluded.resume_command, sessions.resume_command),
-    source_path = coalesce(sessions.source_path, excluded.source_path),
+    source_path = CASE WHEN EXISTS (SELECT 1 FROM files WHERE files.path = sessions.source_path
+                                    AND NOT files.missing)
+                       THEN sessions.source_path ELSE excluded.source_path END,
     parent_session_id = coalesce(excluded.parent_session_id, sessions.parent_session_id)
 RETURNING id
+"""
+
+
+#: The sessions named after a file that is gone (``?``: host, path) follow their
+#: turns to a file still there: a transcript the host moved (Codex and TRAE CLI
+#: archive theirs) whose new path was indexed before the old one was missed.
+#: With no such file, the name stays. (A session whose file went first takes the
+#: path of the next file to give it, in ``_UPSERT_SESSION``.)
+_FOLLOW_TURNS = """
+UPDATE sessions SET source_path = coalesce((
+    SELECT f.path FROM turns t JOIN files f ON f.id = t.file
+    WHERE t.session = sessions.id AND NOT f.missing ORDER BY t.ts, t.seq LIMIT 1),
+    source_path)
+WHERE host = ? AND source_path = ?
 """
 
 
@@ -595,7 +611,8 @@ class IndexWriter:
 
     def mark_missing(self, path: str) -> None:
         """The source vanished; its turns are kept (hosts prune old transcripts). A
-        file that never gave a turn (one that could not be read) leaves no row."""
+        file that never gave a turn (one that could not be read) leaves no row.
+        The sessions named after it follow their turns to a file still there."""
         with self.transaction():
             self.conn.execute(
                 "DELETE FROM files WHERE path = ? AND error IS NOT NULL"
@@ -603,6 +620,7 @@ class IndexWriter:
                 (path,),
             )
             self.conn.execute("UPDATE files SET missing = 1 WHERE path = ?", (path,))
+            self._follow_turns(path)
 
     def forget_missing_file(self, path: str) -> int:
         """Policy ``on_delete: forget``: drop the turns of a vanished source."""
@@ -613,7 +631,13 @@ class IndexWriter:
             n = self.conn.execute("DELETE FROM turns WHERE file = ?", (row.id,)).rowcount
             self.conn.execute("DELETE FROM files WHERE id = ?", (row.id,))
             self._delete_empty_sessions()
+            self.conn.execute(_FOLLOW_TURNS, (row.host, path))
             return int(n)
+
+    def _follow_turns(self, path: str) -> None:
+        row = self.conn.execute("SELECT host FROM files WHERE path = ?", (path,)).fetchone()
+        if row is not None:
+            self.conn.execute(_FOLLOW_TURNS, (row[0], path))
 
     def _delete_empty_sessions(self) -> None:
         self.conn.execute(

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from backscroll import config, direct
 from backscroll.errors import DatabaseError
 from backscroll.model import ReadResult, Session, Turn
 from backscroll.store import open_writer, schema
 from backscroll.store.writer import FileStat, IndexWriter, Update
+from tests.readers.util import fixture
 
 
 def _turn(i: int, text: str | None = None, session: str = "s1") -> Turn:
@@ -173,3 +176,46 @@ def test_database_files_are_private_whatever_the_umask(tmp_path: Path) -> None:
         os.umask(old)
     assert (tmp_path / "data").stat().st_mode & 0o777 == 0o700
     assert (tmp_path / "data" / "index.db").stat().st_mode & 0o777 == 0o600
+
+
+TRAE_SID = "019fbcca-9fd4-7d20-83dc-0762b2f839b3"
+
+
+@pytest.mark.parametrize("on_delete", ["keep", "forget"])
+@pytest.mark.parametrize("new_path_seen_first", [True, False])
+def test_a_session_whose_transcript_moved_names_the_file_that_now_holds_it(
+    isolated_home: Path, on_delete: str, new_path_seen_first: bool
+) -> None:
+    """``traex archive`` (like ``codex archive``) moves a rollout to
+    archived_sessions/: the session's source path follows it, whichever of the
+    two paths the indexer hears of first (a pass finds the new one first; the
+    watcher may hear of the old one's removal first)."""
+    cfg_file = isolated_home / ".config" / "backscroll" / "config.yaml"
+    cfg_file.parent.mkdir(parents=True)
+    cfg_file.write_text(f"index:\n  on_delete: {on_delete}\n")
+    trae = isolated_home / ".trae" / "cli"
+    name = f"rollout-2026-08-01T18-07-03-{TRAE_SID}.jsonl"
+    old = trae / "sessions" / "2026" / "08" / "01" / name
+    new = trae / "archived_sessions" / name
+    old.parent.mkdir(parents=True)
+    new.parent.mkdir(parents=True)
+    shutil.copy(fixture("trae-cli", "handmade-rollout-main.jsonl"), old)
+    cfg = config.load()
+    direct.index(cfg)
+    old.rename(new)  # traex archive
+    if new_path_seen_first:
+        direct.index(cfg)
+    else:
+        writer = open_writer(cfg.db_path())
+        try:
+            indexer = direct.make_indexer(cfg, writer)
+            for path in (old, new):  # as the watcher hands them over
+                item = indexer.owner(path)
+                assert item is not None
+                indexer.index_item(item)
+        finally:
+            writer.close()
+    sessions = direct.query(cfg, "sessions", {"host": "trae-cli"})["sessions"]
+    assert [(s["session_id"], s["source_path"], s["turns"]) for s in sessions] == [
+        (TRAE_SID, str(new), 2)
+    ]
