@@ -150,6 +150,11 @@ LAYOUT = {
             "kimi-cli/constructed-wire.jsonl",
             ".kimi/sessions/fcfa19e37c9d6520c81afdca5fc8af94/0c9d7a52-6e1b-4f3a-8d24-51b7e0a9c6f3/wire.jsonl",
         ),
+        (
+            # A session from before session directories, read from its context alone.
+            "kimi-cli/constructed-context.jsonl",
+            ".kimi/sessions/fcfa19e37c9d6520c81afdca5fc8af94/11111111-2222-4333-8444-555555555555.jsonl",
+        ),
         ("kimi-cli/constructed-kimi.json", ".kimi/kimi.json"),
     ],
     "grok": [

@@ -9,11 +9,15 @@ Two stores, one host (``shared/formats/kimi-cli/README.md``):
   consecutive ones joined; ``think`` parts, tools, approvals, status and
   sub-agent mirrors stay out. The compaction summary is not in the wire: the
   session's ``context.jsonl`` (and its rotated ``context_<n>.jsonl``) restarts
-  with a user message whose first part is the compaction marker; those files
-  are read for that summary only. The project is the ``kimi.json`` work dir whose
-  MD5 names the session's parent directory; the title is ``state.json``
-  ``custom_title``, else the first prompt. Resume: ``kimi -r <id>`` in the
-  work dir.
+  with a user message whose first part is the compaction marker; while the
+  session has a wire, those files are read for that summary only. A session
+  without a wire (from before wires, or a flat ``<id>.jsonl`` kimi-cli has moved
+  into its directory but not resumed) is read from its context files and that
+  flat file (:mod:`backscroll.readers.kimi_context`); once its wire appears they
+  are read again, for the summary alone. The project is the ``kimi.json`` work
+  dir whose MD5 names the session's parent directory; the title is
+  ``state.json`` ``custom_title``, else the first prompt. Resume: ``kimi -r
+  <id>`` in the work dir.
 - **Kimi Code**: ``$KIMI_CODE_HOME`` (else ``~/.kimi-code``) ``/sessions/wd_<slug>_
   <hash>/<session>/agents/<agent>/wire.jsonl`` with ``{"type", "time"(ms)}``
   records: prompts are ``context.append_message`` user messages whose
@@ -63,14 +67,24 @@ from backscroll.readers.base import (
     tail_jsonl,
     unread_subagent,
 )
+from backscroll.readers.kimi_context import (
+    CONTEXT,
+    ContextProse,
+    is_context_file,
+    place,
+    shared_head,
+    summary_of,
+)
 from backscroll.readers.streamed import Runs
 
 WIRE = "wire.jsonl"
 #: Beside a session's wire: its title (a rename rewrites it, not the wire).
 STATE = "state.json"
-_CONTEXT = re.compile(r"^context(_\d+)?\.jsonl$")
-_COMPACTED = "<system>Previous context has been compacted."
 _INTERNAL = ("ctitle-", "sklsum-", "dvlt-")
+#: kimi-cli's flat context file from before session directories: ``<uuid>.jsonl``
+#: in a work dir's sessions directory (``<md5>``, or ``<kaos>_<md5>``).
+_FLAT = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.jsonl$")
+_WORK_DIR = re.compile(r"^(?:.+_)?[0-9a-f]{32}$")
 
 
 def _texts(value: Any) -> str:
@@ -101,16 +115,28 @@ def _layout(path: Path) -> tuple[str, Path, str | None] | None:
     return None
 
 
-def _main_wire(session_dir: Path) -> Path | None:
-    """The wire of a session directory's top agent: Kimi Code's ``agents/main``
-    or Kimi CLI's own; None for Kimi Work's internal sessions and before a wire
-    exists."""
+def _main_source(session_dir: Path) -> Path | None:
+    """The transcript that carries a session directory's title: the wire of its
+    top agent (Kimi Code's ``agents/main`` or Kimi CLI's own), else Kimi CLI's
+    ``context.jsonl``; None for Kimi Work's internal sessions and before either
+    exists (its own creation will be seen)."""
     if session_dir.name.startswith(_INTERNAL):
         return None
-    for wire in (session_dir / "agents" / "main" / WIRE, session_dir / WIRE):
-        if wire.exists():
-            return wire
-    return None  # (no wire yet: its own creation will be seen)
+    for source in (session_dir / "agents" / "main" / WIRE, session_dir / WIRE):
+        if source.exists():
+            return source
+    context = session_dir / CONTEXT
+    return context if context.exists() else None
+
+
+def _is_flat(path: Path) -> bool:
+    """kimi-cli's flat ``sessions/<md5>/<id>.jsonl`` from before session directories."""
+    parent = path.parent
+    return (
+        _FLAT.match(path.name) is not None
+        and parent.parent.name == "sessions"
+        and _WORK_DIR.match(parent.name) is not None
+    )
 
 
 class _WorkDirs:
@@ -141,7 +167,7 @@ class _WorkDirs:
 class KimiCliReader(BaseReader):
     host: ClassVar[str] = "kimi-cli"
     name: ClassVar[str] = "Kimi CLI / Kimi Code"
-    version: ClassVar[int] = 2
+    version: ClassVar[int] = 3
     kind: ClassVar[Kind] = "append"
 
     def __init__(self) -> None:
@@ -157,9 +183,11 @@ class KimiCliReader(BaseReader):
         if path.name == WIRE:
             return path if _layout(path) is not None else None
         if path.name == STATE and path.parent.parent.parent.name == "sessions":
-            return _main_wire(path.parent)  # a rename: the session's wire is read again
-        if _CONTEXT.match(path.name) and path.parent.parent.parent.name == "sessions":
-            return path  # Kimi CLI context files: read for the compaction summary
+            return _main_source(path.parent)  # a rename: the session is read again
+        if is_context_file(path.name) and path.parent.parent.parent.name == "sessions":
+            return path  # Kimi CLI context files: the summary, or a wireless session's prose
+        if _is_flat(path):
+            return path
         return None
 
     #: Every read returns the session with state.json's title (the parser's state
@@ -167,6 +195,9 @@ class KimiCliReader(BaseReader):
     sidecars_reread_whole: ClassVar[bool] = False
 
     def sidecars(self, path: Path) -> list[Path]:
+        if is_context_file(path.name):
+            # The wire appearing turns the session's context files to the summary alone.
+            return [path.parent / WIRE, path.parent / STATE]
         layout = _layout(path) if path.name == WIRE else None
         if layout is None or layout[2] is not None:
             return []  # (a sub-agent's wire names no title)
@@ -201,7 +232,7 @@ class KimiCliReader(BaseReader):
             sessions = (
                 (Session(sid),)
                 if agent is not None
-                else (self._session(store, session_dir, parser),)
+                else (self._session(store, session_dir, parser.first_prompt, parser),)
             )
         return ReadResult(
             turns=turns,
@@ -211,29 +242,40 @@ class KimiCliReader(BaseReader):
             replace=prev is None or prev.position == 0,
             problems=(*tail.problems, *problems),
             # A sub-agent's wire is kept out with its parent's project.
-            ran_in=self._session(store, session_dir, parser).project if agent else None,
+            ran_in=self._project(store, session_dir, parser.cwd) if agent else None,
         )
 
-    def _session(self, store: str, session_dir: Path, parser: _Parser) -> Session:
+    def _project(self, store: str, session_dir: Path, cwd: str | None) -> str | None:
+        if store == "code":
+            work = _json_file(session_dir / STATE).get("workDir")
+            return work if is_absolute_path(work) else cwd
+        share = session_dir.parent.parent.parent
+        return self._work_dirs.lookup(share, session_dir.parent.name)
+
+    def _session(
+        self,
+        store: str,
+        session_dir: Path,
+        prompt: str | None,
+        parser: _Parser | None = None,
+    ) -> Session:
+        """The session with its title: ``state.json``'s, else ``prompt`` (the
+        first one, where it is known)."""
         sid = session_dir.name
         meta = _json_file(session_dir / STATE)
+        project = self._project(store, session_dir, parser.cwd if parser else None)
+        started = parser.started if parser else None
         if store == "code":
-            work = meta.get("workDir")
-            project = work if is_absolute_path(work) else parser.cwd
             named = meta.get("title")
             resume = resume_in(project, "kimi", "--session", sid)
-            started = parse_time(meta.get("createdAt")) or parser.started
+            started = parse_time(meta.get("createdAt")) or started
         else:
-            share = session_dir.parent.parent.parent
-            project = self._work_dirs.lookup(share, session_dir.parent.name)
             named = meta.get("custom_title")
             resume = resume_in(project, "kimi", "-r", sid)
-            started = parser.started
         if isinstance(named, str) and named.strip():
             title: str | None = first_line_title(named)
-        elif parser.first_prompt:
+        elif prompt:
             # Kimi CLI shows the first prompt cut to 50 characters (the format notes).
-            prompt = parser.first_prompt
             title = first_line_title(prompt, 50) if store != "code" else first_line_title(prompt)
         else:
             title = None
@@ -242,32 +284,90 @@ class KimiCliReader(BaseReader):
             project=project,
             title=title,
             started_at=started,
-            updated_at=parser.updated,
+            updated_at=parser.updated if parser else None,
             resume_command=resume,
         )
 
     def _read_context(self, path: Path, prev: Cursor | None, opts: ReaderOptions) -> ReadResult:
-        """A Kimi CLI ``context*.jsonl``: only the compaction summary it restarts with."""
-        sid = path.parent.name
+        """A Kimi CLI context file (or the flat file from before session
+        directories): the compaction summary while the session has a wire, its
+        prose while it has none; nothing from a flat file kimi-cli has since
+        moved into the session's directory."""
+        flat = not is_context_file(path.name)
+        session_dir = path.with_suffix("") if flat else path.parent
+        if (session_dir / WIRE).exists():
+            mode = "wire"
+        elif flat and (session_dir / CONTEXT).exists():
+            mode = "moved"
+        else:
+            mode = "prose"
+        order, earlier = place(path, session_dir) if mode == "prose" and not flat else (1, None)
+        state = dict(prev.state) if prev else {}
+        if state.get("mode") != mode or state.get("order", order) != order or state.get("copy"):
+            # Read whole again: the wire appeared or went, a rotation moved this
+            # file's place, or all of it was a copy of the file before it so far.
+            prev, state = None, {}
+        if mode == "prose":
+            return self._read_prose(path, session_dir, prev, state, opts, order, earlier)
+        sid = session_dir.name
         tail, lines = tail_jsonl(path, prev, opts)
         runs = Runs(sid)
         for line, obj in lines:
-            if not isinstance(obj, dict) or obj.get("role") != "user":
-                continue
-            parts = block_texts(obj.get("content"))
-            if parts and parts[0].lstrip().startswith(_COMPACTED):
-                summary = clean_text("\n\n".join(parts[1:]))
-                if summary:
-                    key = f"compaction:{content_key(summary)}"
-                    runs.whole("summary", summary, key=key, timestamp=None, seq=line.offset)
+            summary = summary_of(obj) if mode == "wire" and isinstance(obj, dict) else None
+            if summary:
+                key = f"compaction:{content_key(summary)}"
+                runs.whole("summary", summary, key=key, timestamp=None, seq=line.offset)
         turns, _ = runs.finish()
         return ReadResult(
             turns=turns,
             sessions=(Session(sid),) if turns else (),
             position=tail.end,
-            state={"line": next_line_number(tail)},
+            state={"line": next_line_number(tail), "mode": mode},
             replace=prev is None or prev.position == 0,
             problems=tuple(tail.problems),
+        )
+
+    def _read_prose(
+        self,
+        path: Path,
+        session_dir: Path,
+        prev: Cursor | None,
+        state: dict[str, Any],
+        opts: ReaderOptions,
+        order: int,
+        earlier: Path | None,
+    ) -> ReadResult:
+        """A context file of a session without a wire: prompts, replies, summaries."""
+        sid = session_dir.name
+        mtime = path.stat().st_mtime
+        copied = shared_head(path, earlier) if earlier and prev is None else 0
+        copied = max(copied, int(state.get("copied", 0)))
+        tail, lines = tail_jsonl(path, prev, opts)
+        prose = ContextProse(sid, order, mtime, state, first=earlier is None)
+        problems: list[Problem] = []
+        for line, obj in lines:
+            if not isinstance(obj, dict):
+                problems.append(Problem("record is not a JSON object", line.number, line.offset))
+            elif line.offset >= copied:  # (what comes before is the earlier file's)
+                prose.message(obj, line.offset)
+        new_state = prose.dump()
+        new_state.update(
+            line=next_line_number(tail),
+            mode="prose",
+            order=order,
+            copied=copied,
+            copy=earlier is not None and copied >= tail.end,
+        )
+        # The first file of the session names it by its first prompt; every file
+        # gives the title kimi-cli was given.
+        prompt = prose.first_prompt if earlier is None else None
+        return ReadResult(
+            turns=tuple(prose.turns),
+            sessions=(self._session("cli", session_dir, prompt),) if prose.seen else (),
+            position=tail.end,
+            state=new_state,
+            replace=prev is None or prev.position == 0,
+            problems=(*tail.problems, *problems),
         )
 
 

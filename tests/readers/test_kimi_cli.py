@@ -8,12 +8,17 @@ trimmed from a real run) with the matching ``state.json``.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
+from backscroll.config import Config
+from backscroll.indexing.indexer import Indexer, build_hosts
 from backscroll.model import ReaderOptions
 from backscroll.readers.base import HostEnv
 from backscroll.readers.kimi_cli import KimiCliReader
+from backscroll.store import open_writer
+from tests.daemon.harness import dump_turns
 from tests.readers.util import (
     MemoryIndex,
     append_lines,
@@ -207,3 +212,105 @@ def test_default_roots_and_env_overrides(tmp_path: Path) -> None:
         platform="darwin",
     )
     assert reader.roots(env) == [tmp_path / "s" / "sessions", tmp_path / "c" / "sessions"]
+
+
+def _index(home: Path, db: Path) -> None:
+    """One pass of the indexer over ``home`` into ``db``, as ``backscroll index`` does."""
+    writer = open_writer(db)
+    try:
+        Indexer(writer, build_hosts(Config(), HostEnv(home=home)), Config()).reconcile()
+    finally:
+        writer.close()
+
+
+def _work_dir(home: Path) -> Path:
+    work = home / ".kimi" / "sessions" / WORK_HASH
+    work.mkdir(parents=True, exist_ok=True)
+    shutil.copy(fixture("kimi-cli", "constructed-kimi.json"), home / ".kimi" / "kimi.json")
+    return work
+
+
+def test_a_session_without_a_wire_is_read_from_its_context_and_from_the_flat_file(
+    isolated_home: Path,
+) -> None:
+    # A session kimi-cli lists and resumes from its context alone (session.py):
+    # the flat <id>.jsonl from before session directories, or <id>/context.jsonl.
+    work = _work_dir(isolated_home)
+    flat = work / f"{SID}.jsonl"
+    shutil.copy(fixture("kimi-cli", "constructed-context.jsonl"), flat)
+    other = "11111111-2222-4333-8444-555555555555"
+    (work / other).mkdir()
+    context = work / other / "context.jsonl"
+    shutil.copy(fixture("kimi-cli", "constructed-context.jsonl"), context)
+    assert set(reader.discover(isolated_home / ".kimi" / "sessions")) == {flat, context}
+    for path, sid in ((flat, SID), (context, other)):
+        index = read_fresh(reader, path)
+        assert index.texts("user") == ["Why does `make test` fail on a clean checkout?"]
+        assert index.texts("assistant") == [
+            "Let me read the Makefile first.",
+            "`test` depends on the `gen` target, which needs `protoc` on the PATH. On a clean "
+            "checkout the generated files are missing, so the build stops before any test runs. "
+            "Install `protoc` or commit the generated files.",
+        ]
+        text = "\n".join(index.texts())
+        assert "Probably a missing generated file" not in text  # think part
+        assert "go test ./..." not in text and "Kimi Code CLI" not in text  # tool, system prompt
+        session = index.sessions[sid]
+        assert session.project == "/home/dev/src/widget"
+        assert session.title == "Why does `make test` fail on a clean checkout?"
+        assert session.resume_command == f"cd /home/dev/src/widget && kimi -r {sid}"
+
+
+def test_a_wireless_session_keeps_each_message_once_through_rotations_and_gives_way_to_its_wire(
+    isolated_home: Path, tmp_path: Path
+) -> None:
+    """Indexed after every step as the daemon would, and fresh after each:
+    kimi-cli moves the flat file into the session's directory, a turn is added,
+    undo-to-checkpoint and compaction rotate the context (README A5), and at last
+    a wire appears; each message stays once, and the wire's turns replace the
+    context's prose."""
+    work = _work_dir(isolated_home)
+    context = work / SID / "context.jsonl"
+    steer = b'{"role":"user","content":[{"type":"text","text":"and keep it POSIX sh"}]}\n'
+
+    def moved() -> None:
+        context.parent.mkdir()
+        (work / f"{SID}.jsonl").rename(context)
+
+    def second_turn() -> None:
+        with open(context, "ab") as fh:
+            fh.write(b'{"role": "_checkpoint", "id": 1}\n')
+            fh.write(b'{"role":"user","content":[{"type":"text","text":"ok, add a check"}]}\n')
+
+    def undo_to_checkpoint_1() -> None:
+        old = context.with_name("context_1.jsonl")
+        context.rename(old)
+        kept = old.read_bytes().split(b'{"role": "_checkpoint", "id": 1}\n')[0]
+        context.write_bytes(kept + b'{"role": "_checkpoint", "id": 1}\n' + steer)
+
+    def compaction() -> None:
+        context.rename(context.with_name("context_2.jsonl"))
+        shutil.copy(fixture("kimi-cli", "constructed-context-after-compaction.jsonl"), context)
+
+    def wire_appears() -> None:
+        shutil.copy(fixture("kimi-cli", "constructed-wire.jsonl"), context.with_name("wire.jsonl"))
+
+    shutil.copy(fixture("kimi-cli", "constructed-context.jsonl"), work / f"{SID}.jsonl")
+    live = tmp_path / "live.db"
+    steps = (None, moved, second_turn, undo_to_checkpoint_1, compaction, wire_appears)
+    texts: list[list[str]] = []
+    for n, step in enumerate(steps):
+        if step is not None:
+            step()
+        _index(isolated_home, live)
+        _index(isolated_home, fresh := tmp_path / f"fresh{n}.db")
+        turns = dump_turns(live)
+        assert turns == dump_turns(fresh), step
+        texts.append([text for *_, text in turns])
+        assert len(texts[-1]) == len(set(texts[-1])), (step, texts[-1])
+    assert len(texts[0]) == 3 and texts[1] == texts[0]
+    assert {"ok, add a check", "and keep it POSIX sh"} <= set(texts[3])  # (undone, yet said)
+    assert len(texts[4]) == len(texts[3]) + 1  # the summary; the message it kept is read once
+    wire = read_fresh(reader, context.with_name("wire.jsonl"))
+    assert sorted(texts[5]) == sorted([*wire.texts(), *read_fresh(reader, context).texts()])
+    assert not any(re.match(r"c\d+:", key) for _, _, key, *_ in turns)  # no context prose
