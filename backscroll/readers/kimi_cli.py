@@ -8,16 +8,18 @@ Two stores, one host (``shared/formats/kimi-cli/README.md``):
   and ``SteerInput``; assistant text is ``ContentPart`` records of type ``text``,
   consecutive ones joined; ``think`` parts, tools, approvals, status and
   sub-agent mirrors stay out. The compaction summary is not in the wire: the
-  session's ``context.jsonl`` (and its rotated ``context_<n>.jsonl``) restarts
-  with a user message whose first part is the compaction marker; while the
-  session has a wire, those files are read for that summary only. A session
-  without a wire (from before wires, or a flat ``<id>.jsonl`` kimi-cli has moved
-  into its directory but not resumed) is read from its context files and that
-  flat file (:mod:`backscroll.readers.kimi_context`); once its wire appears they
-  are read again, for the summary alone. The project is the ``kimi.json`` work
-  dir whose MD5 names the session's parent directory; the title is
-  ``state.json`` ``custom_title``, else the first prompt. Resume: ``kimi -r
-  <id>`` in the work dir.
+  session's ``context.jsonl`` is rotated to ``context_<n>.jsonl`` and restarts
+  with a user message whose first part is the compaction marker, and then the
+  wire records ``CompactionEnd``. The wire's read gives each summary there, with
+  that record's time, after the turns it summarises: the latest ``CompactionEnd``
+  takes the latest summary of the context files, the one before it the one
+  before, and so on. A session without a wire (from before wires, or a flat
+  ``<id>.jsonl`` kimi-cli has moved into its directory but not resumed) is read
+  from its context files and that flat file
+  (:mod:`backscroll.readers.kimi_context`); once its wire appears they give
+  nothing. The project is the ``kimi.json`` work dir whose MD5 names the
+  session's parent directory; the title is ``state.json`` ``custom_title``,
+  else the first prompt. Resume: ``kimi -r <id>`` in the work dir.
 - **Kimi Code**: ``$KIMI_CODE_HOME`` (else ``~/.kimi-code``) ``/sessions/wd_<slug>_
   <hash>/<session>/agents/<agent>/wire.jsonl`` with ``{"type", "time"(ms)}``
   records: prompts are ``context.append_message`` user messages whose
@@ -49,7 +51,7 @@ import re
 from pathlib import Path
 from typing import Any, ClassVar
 
-from backscroll.model import Cursor, Kind, Problem, ReaderOptions, ReadResult, Session
+from backscroll.model import Cursor, Kind, Problem, ReaderOptions, ReadResult, Session, Turn
 from backscroll.readers.base import (
     BaseReader,
     HostEnv,
@@ -73,7 +75,7 @@ from backscroll.readers.kimi_context import (
     is_context_file,
     place,
     shared_head,
-    summary_of,
+    summaries,
 )
 from backscroll.readers.streamed import Runs
 
@@ -167,7 +169,7 @@ class _WorkDirs:
 class KimiCliReader(BaseReader):
     host: ClassVar[str] = "kimi-cli"
     name: ClassVar[str] = "Kimi CLI / Kimi Code"
-    version: ClassVar[int] = 3
+    version: ClassVar[int] = 4
     kind: ClassVar[Kind] = "append"
 
     def __init__(self) -> None:
@@ -196,7 +198,7 @@ class KimiCliReader(BaseReader):
 
     def sidecars(self, path: Path) -> list[Path]:
         if is_context_file(path.name):
-            # The wire appearing turns the session's context files to the summary alone.
+            # The wire appearing turns the session's context files off.
             return [path.parent / WIRE, path.parent / STATE]
         layout = _layout(path) if path.name == WIRE else None
         if layout is None or layout[2] is not None:
@@ -225,6 +227,8 @@ class KimiCliReader(BaseReader):
                 continue
             parser.record(obj, line.offset)
         turns, carried = runs.finish()
+        if parser.compacted and store == "cli" and agent is None:
+            turns += self._summaries(sid, session_dir, parser)
         new_state = parser.dump()
         new_state.update(line=next_line_number(tail), run=carried)
         sessions: tuple[Session, ...] = ()
@@ -244,6 +248,21 @@ class KimiCliReader(BaseReader):
             # A sub-agent's wire is kept out with its parent's project.
             ran_in=self._project(store, session_dir, parser.cwd) if agent else None,
         )
+
+    @staticmethod
+    def _summaries(sid: str, session_dir: Path, parser: _Parser) -> tuple[Turn, ...]:
+        """The summaries of the compactions this read found (``CompactionEnd``),
+        matched from the latest back: compactions and summaries are added one
+        for one, so a read as the wire grows matches as a whole read does."""
+        texts = summaries(session_dir)
+        out = []
+        before = parser.compactions - len(parser.compacted)  # (found by earlier reads)
+        for n, (offset, ts) in enumerate(parser.compacted, before):
+            i = len(texts) - parser.compactions + n
+            if 0 <= i < len(texts):
+                key = f"compaction:{content_key(texts[i])}"
+                out.append(Turn(sid, key, "summary", texts[i], ts, offset))
+        return tuple(out)
 
     def _project(self, store: str, session_dir: Path, cwd: str | None) -> str | None:
         if store == "code":
@@ -290,9 +309,9 @@ class KimiCliReader(BaseReader):
 
     def _read_context(self, path: Path, prev: Cursor | None, opts: ReaderOptions) -> ReadResult:
         """A Kimi CLI context file (or the flat file from before session
-        directories): the compaction summary while the session has a wire, its
-        prose while it has none; nothing from a flat file kimi-cli has since
-        moved into the session's directory."""
+        directories): its prose while the session has no wire; nothing while it
+        has one (the wire's read takes the summaries from here), nor from a flat
+        file kimi-cli has since moved into the session's directory."""
         flat = not is_context_file(path.name)
         session_dir = path.with_suffix("") if flat else path.parent
         if (session_dir / WIRE).exists():
@@ -309,21 +328,13 @@ class KimiCliReader(BaseReader):
             prev, state = None, {}
         if mode == "prose":
             return self._read_prose(path, session_dir, prev, state, opts, order, earlier)
-        sid = session_dir.name
-        tail, lines = tail_jsonl(path, prev, opts)
-        runs = Runs(sid)
-        for line, obj in lines:
-            summary = summary_of(obj) if mode == "wire" and isinstance(obj, dict) else None
-            if summary:
-                key = f"compaction:{content_key(summary)}"
-                runs.whole("summary", summary, key=key, timestamp=None, seq=line.offset)
-        turns, _ = runs.finish()
+        tail, _ = tail_jsonl(path, prev, opts)
+        for _line in tail:  # (to its end, unparsed)
+            pass
         return ReadResult(
-            turns=turns,
-            sessions=(Session(sid),) if turns else (),
             position=tail.end,
             state={"line": next_line_number(tail), "mode": mode},
-            replace=prev is None or prev.position == 0,
+            replace=True,
             problems=tuple(tail.problems),
         )
 
@@ -384,6 +395,9 @@ class _Parser:
         self.updated: float | None = state.get("updated")
         self.tainted = bool(state.get("tainted", False))
         self.seen = bool(state.get("seen", False))
+        #: Kimi CLI compactions so far, and those of this read: (offset, time).
+        self.compactions = int(state.get("compactions", 0))
+        self.compacted: list[tuple[int, float | None]] = []
 
     def dump(self) -> dict[str, Any]:
         return {
@@ -394,6 +408,7 @@ class _Parser:
             "updated": self.updated,
             "tainted": self.tainted,
             "seen": self.seen,
+            "compactions": self.compactions,
         }
 
     def record(self, obj: dict[str, Any], offset: int) -> None:
@@ -452,6 +467,9 @@ class _Parser:
         elif kind == "StatusUpdate":
             return  # usage between pieces of one reply
         else:
+            if kind == "CompactionEnd":  # (its summary is in the restarted context)
+                self.compactions += 1
+                self.compacted.append((offset, ts))
             if kind == "ToolCall":
                 function = payload.get("function")
                 if isinstance(function, dict) and is_external_tool(function.get("name")):

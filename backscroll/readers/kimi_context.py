@@ -8,7 +8,8 @@ session). One message per line, ``{"role", "content", "tool_calls"?}``, beside
 ``_system_prompt`` / ``_checkpoint`` / ``_usage`` marker lines
 (``shared/formats/kimi-cli/README.md``, A1, A4, A5).
 
-A session that has a wire is read from its wire. These files carry the prose
+A session that has a wire is read from its wire, and these files only lend it
+the text of its compaction summaries (:func:`summaries`). They carry the prose
 only of a session that has none: one from before wires, or one kimi-cli has
 listed (which moves the flat file into its directory) but not resumed. There a
 user message is a prompt once the parts kimi-cli injects (``<system>…</system>``,
@@ -34,7 +35,13 @@ from pathlib import Path
 from typing import Any
 
 from backscroll.model import MTIME_NOTE, Role, Turn
-from backscroll.readers.base import block_texts, clean_text, is_external_tool, open_regular
+from backscroll.readers.base import (
+    block_texts,
+    clean_text,
+    is_external_tool,
+    loads,
+    open_regular,
+)
 
 CONTEXT = "context.jsonl"
 _ROTATED = re.compile(r"^context_(\d+)\.jsonl$")
@@ -62,6 +69,39 @@ def _rotations(session_dir: Path) -> dict[int, Path]:
         if m:
             found[int(m.group(1))] = session_dir / name
     return found
+
+
+def summaries(session_dir: Path) -> list[str]:
+    """The compaction summaries of a session, oldest first: the text each
+    context file restarts with after a compaction (a copy counted once)."""
+    rotated = _rotations(session_dir)
+    files = [rotated[n] for n in sorted(rotated)] + [session_dir / CONTEXT]
+    out: list[str] = []
+    for path in files:
+        summary = _opening_summary(path)
+        if summary and summary not in out:
+            out.append(summary)
+    return out
+
+
+def _opening_summary(path: Path) -> str | None:
+    """The summary a context file opens with: its first message, after the
+    markers and the ``CHECKPOINT n`` note kimi-cli writes before it."""
+    try:
+        with open_regular(path) as fh:
+            for raw in fh:
+                try:
+                    obj = loads(raw) if raw.strip() else None
+                except (ValueError, RecursionError):
+                    return None
+                if not isinstance(obj, dict) or obj.get("role") not in ("user", "assistant"):
+                    continue
+                summary = summary_of(obj)
+                if summary is not None or obj.get("role") != "user" or _said(obj.get("content")):
+                    return summary
+    except OSError:
+        return None
+    return None
 
 
 def place(path: Path, session_dir: Path) -> tuple[int, Path | None]:

@@ -15,9 +15,12 @@ from pathlib import Path
 from backscroll.config import Config
 from backscroll.indexing.indexer import Indexer, build_hosts
 from backscroll.model import ReaderOptions
+from backscroll.protocol import SessionParams
 from backscroll.readers.base import HostEnv
 from backscroll.readers.kimi_cli import KimiCliReader
 from backscroll.store import open_writer
+from backscroll.store.queries import run_sync
+from backscroll.store.queries import session as session_query
 from tests.daemon.harness import dump_turns
 from tests.readers.util import (
     MemoryIndex,
@@ -90,26 +93,66 @@ def test_kimi_cli_title_from_a_long_first_prompt_is_cut_to_50_characters(
     assert read_fresh(reader, path).texts("user")[0] == long  # the prompt itself is whole
 
 
-def test_kimi_cli_compaction_summary_comes_from_the_restarted_context(
-    isolated_home: Path,
-) -> None:
-    path = _cli_session(isolated_home)
+def _compacted_session(home: Path) -> Path:
+    """The wire with the context it restarted at its compaction, the one before
+    rotated away (format notes A3, A5)."""
+    path = _cli_session(home)
     context = path.parent / "context.jsonl"
     shutil.copy(fixture("kimi-cli", "constructed-context-after-compaction.jsonl"), context)
     shutil.copy(fixture("kimi-cli", "constructed-context.jsonl"), path.parent / "context_1.jsonl")
+    return path
+
+
+SUMMARY = (
+    "The user asked why `make test` fails on a clean checkout; cause: the `gen` target "
+    "needs `protoc`. Now adding a hint target, POSIX sh only."
+)
+
+
+def test_kimi_cli_compaction_summary_comes_from_the_restarted_context(
+    isolated_home: Path,
+) -> None:
+    path = _compacted_session(isolated_home)
+    context = path.parent / "context.jsonl"
     assert reader.source_for(context) == context
     assert set(reader.discover(isolated_home / ".kimi" / "sessions")) == {
         path,
         context,
         path.parent / "context_1.jsonl",
     }
-    summary = read_fresh(reader, context)
-    assert summary.texts("summary") == [
-        "The user asked why `make test` fails on a clean checkout; cause: the `gen` target "
-        "needs `protoc`. Now adding a hint target, POSIX sh only."
+    index = read_fresh(reader, path)
+    assert index.texts("summary") == [SUMMARY]
+    assert role_counts(index)["summary"] == 1  # the context's own messages stay out
+    for name in ("context.jsonl", "context_1.jsonl"):  # (the wire's read takes them)
+        assert read_fresh(reader, path.parent / name).texts() == []
+
+
+def test_a_compaction_summary_is_timed_and_placed_where_the_wire_compacted(
+    isolated_home: Path, tmp_path: Path
+) -> None:
+    # The summary was written when the wire says CompactionEnd, after the turns
+    # it summarises and before the reply that followed; the session opens its
+    # wire however the files are read.
+    path = _compacted_session(isolated_home)
+    (summary,) = [t for t in read_fresh(reader, path).turns.values() if t.role == "summary"]
+    assert summary.timestamp == 1785300038.0  # CompactionEnd's
+    db = tmp_path / "index.db"
+    _index(isolated_home, db)
+    writer = open_writer(db)
+    try:
+        shown = run_sync(writer.conn, session_query(SessionParams(session=SID)))
+    finally:
+        writer.close()
+    assert shown["session"]["source_path"] == str(path)
+    assert [t["text"] for t in shown["turns"]][-3:] == [
+        "and keep it POSIX sh",
+        SUMMARY,
+        "Added a `check-protoc` target that prints an install hint; it uses only POSIX sh.",
     ]
-    assert role_counts(summary) == {"summary": 1}  # the context's own messages stay out
-    assert read_fresh(reader, path.parent / "context_1.jsonl").texts() == []
+    grown = grow_file_incrementally(
+        reader, fixture("kimi-cli", "constructed-wire.jsonl"), path, line_cuts(path.read_bytes())
+    )
+    assert grown.comparable() == read_fresh(reader, path).comparable()
 
 
 def test_kimi_code_typed_messages_and_joined_text_parts(isolated_home: Path) -> None:
