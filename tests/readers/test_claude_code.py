@@ -557,16 +557,16 @@ def test_summaries_naming_earlier_messages_read_the_earlier_part_once(
     """Each summary appended after a read names its leaf in the part read before;
     that part is searched in one pass, however many summaries there are."""
     import backscroll.readers.claude_code as claude_code
+    from backscroll.readers.base import open_regular
 
     path = main_file(tmp_path, TOOL_HEAVY)
     index = read_fresh(READER, path)
     uuids = [json.loads(x)["uuid"] for x in path.read_text().splitlines() if '"uuid"' in x]
     opened: list[Path] = []
-    real_open = claude_code.open_regular
 
     def counting(p: Path) -> Any:
         opened.append(p)
-        return real_open(p)
+        return open_regular(p)
 
     monkeypatch.setattr(claude_code, "open_regular", counting)
     append_lines(
