@@ -20,8 +20,12 @@ tolerated:
 - ``transcript_full.jsonl`` (said to hold fields the transcript clips) is not
   read: in the one public pair the two files are identical;
 - the project comes from ``history.jsonl`` (``workspace`` of the rows naming the
-  conversation) or ``cache/last_conversations.json`` beside ``brain/``; none is
-  known when neither names the conversation;
+  conversation) or ``cache/last_conversations.json`` beside ``brain/``; else
+  from the older ``history.jsonl`` rows that name no conversation, matched by
+  prompt text and time (:data:`MATCH_SECONDS`); none is known when nothing
+  matches. Both files are :meth:`sidecars <AntigravityReader.sidecars>`: a
+  change to either has the transcript read on from where it stopped, and its
+  session written again with the project looked up afresh;
 - no environment variable is known to move the directory.
 
 Out of reach, and not read: the per-conversation SQLite ``conversations/<id>.db``
@@ -35,8 +39,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from backscroll.model import Cursor, Kind, Problem, ReaderOptions, ReadResult, Role, Session, Turn
 from backscroll.readers.base import (
@@ -61,6 +66,17 @@ TRANSCRIPT = "transcript.jsonl"
 _OUTSIDE = re.compile(r"WEB|URL|BROWSER", re.IGNORECASE)
 _REQUEST = re.compile(r"<USER_REQUEST>(.*?)</USER_REQUEST>", re.DOTALL)
 _HARNESS = re.compile(r"<(ADDITIONAL_METADATA|USER_SETTINGS_CHANGE)>.*?</\1>", re.DOTALL)
+#: How far an older ``history.jsonl`` row (no ``conversationId``; ``timestamp``
+#: in epoch ms, taken when the prompt was typed) may be from the first prompt's
+#: step (``created_at``, whole seconds) and still be that prompt. The format
+#: notes give no figure; their source for the match (agentsview) allows 60 s.
+#: The samples stamp the prompt step in the very second its own
+#: ``<ADDITIONAL_METADATA>`` gives as the local time, so a true pair is seconds
+#: apart; 60 s leaves room for the dropped fraction and a slow start. Rows of the
+#: same text in the window that name different workspaces match nothing (two
+#: conversations opened with the same words a moment apart), so the answer never
+#: depends on the rows' order.
+MATCH_SECONDS = 60.0
 
 
 def _conversation_dir(path: Path) -> Path | None:
@@ -82,18 +98,38 @@ def _prompt(content: str, *, explicit_input: bool) -> str | None:
     return clean_text(_HARNESS.sub("", content)) or None
 
 
+_Typed = tuple[tuple[float, str], ...]
+
+
 class _Workspaces:
     """Conversation id -> workspace from ``history.jsonl`` (which wins) and
-    ``cache/last_conversations.json``, each re-read only when it changes."""
+    ``cache/last_conversations.json``; else the older ``history.jsonl`` rows
+    with no id, matched by prompt text and time. Each file is re-read only when
+    it changes."""
 
     def __init__(self) -> None:
         self._history = NameIndex(self._load_history)
+        self._typed = NameIndex(self._load_typed)
         self._last = NameIndex(self._load_last)
 
-    def lookup(self, home: Path, conversation: str) -> str | None:
-        return self._history.lookup(home / "history.jsonl", conversation) or self._last.lookup(
-            home / "cache" / "last_conversations.json", conversation
+    def lookup(
+        self, home: Path, conversation: str, prompt: str | None, prompt_at: float | None
+    ) -> str | None:
+        history = home / "history.jsonl"
+        return (
+            self._history.lookup(history, conversation)
+            or self._last.lookup(home / "cache" / "last_conversations.json", conversation)
+            or self._matched(history, prompt, prompt_at)
         )
+
+    def _matched(self, history: Path, prompt: str | None, at: float | None) -> str | None:
+        """The one workspace of the id-less rows typed as ``prompt`` within
+        :data:`MATCH_SECONDS` of ``at``; None when there is none, or several."""
+        if prompt is None or at is None:
+            return None
+        rows = self._typed.lookup(history, prompt) or ()
+        found = {workspace for when, workspace in rows if abs(when - at) <= MATCH_SECONDS}
+        return found.pop() if len(found) == 1 else None
 
     @staticmethod
     def _load_last(path: Path) -> dict[str, str]:
@@ -112,33 +148,56 @@ class _Workspaces:
     @staticmethod
     def _load_history(path: Path) -> dict[str, str]:
         found: dict[str, str] = {}
-        try:
-            # A side file: a FIFO or /dev/zero in its place is refused, long lines skipped.
-            with open_regular(path) as fh:
-                for line in Tail(path, max_line_bytes=MAX_SIDE_FILE_BYTES).iter_stream(fh):
-                    try:
-                        row = json.loads(line.raw)
-                    except ValueError:
-                        continue
-                    if not isinstance(row, dict):
-                        continue
-                    conv, workspace = row.get("conversationId"), row.get("workspace")
-                    if (
-                        isinstance(conv, str)
-                        and isinstance(workspace, str)
-                        and is_absolute_path(workspace)
-                    ):
-                        found[conv] = workspace
-        except OSError:
-            pass  # what was read stands; the next change reads it again
+        for row in _history_rows(path):
+            conv, workspace = row.get("conversationId"), row.get("workspace")
+            if isinstance(conv, str) and isinstance(workspace, str) and is_absolute_path(workspace):
+                found[conv] = workspace
         return found
+
+    @staticmethod
+    def _load_typed(path: Path) -> dict[str, _Typed]:
+        """Prompt text -> (time, workspace) of each row that names no conversation."""
+        found: dict[str, list[tuple[float, str]]] = {}
+        for row in _history_rows(path):
+            conv, workspace, display = (
+                row.get("conversationId"),
+                row.get("workspace"),
+                row.get("display"),
+            )
+            when = parse_time(row.get("timestamp"))
+            if (isinstance(conv, str) and conv) or not isinstance(display, str) or when is None:
+                continue
+            text = clean_text(display)
+            if text and isinstance(workspace, str) and is_absolute_path(workspace):
+                found.setdefault(text, []).append((when, workspace))
+        return {text: tuple(rows) for text, rows in found.items()}
+
+
+def _history_rows(path: Path) -> Iterator[dict[str, Any]]:
+    """Each JSON object line of ``history.jsonl``; anything else is skipped."""
+    try:
+        # A side file: a FIFO or /dev/zero in its place is refused, long lines skipped.
+        with open_regular(path) as fh:
+            for line in Tail(path, max_line_bytes=MAX_SIDE_FILE_BYTES).iter_stream(fh):
+                try:
+                    row = json.loads(line.raw)
+                except ValueError:
+                    continue
+                if isinstance(row, dict):
+                    yield row
+    except OSError:
+        pass  # what was read stands; the next change reads it again
 
 
 class AntigravityReader(BaseReader):
     host: ClassVar[str] = "antigravity"
     name: ClassVar[str] = "Google Antigravity CLI"
-    version: ClassVar[int] = 1
+    #: 2: a conversation named by no ``history.jsonl`` row gets the project of
+    #: the older row matching its first prompt (read again).
+    version: ClassVar[int] = 2
     kind: ClassVar[Kind] = "append"
+    #: Every read returns the session with the project looked up again.
+    sidecars_reread_whole: ClassVar[bool] = False
 
     def __init__(self) -> None:
         self._workspaces = _Workspaces()
@@ -146,6 +205,16 @@ class AntigravityReader(BaseReader):
     def roots(self, env: HostEnv) -> list[Path]:
         # The home directory on every OS (%USERPROFILE% on Windows); no variable moves it.
         return [env.home / ".gemini" / "antigravity-cli" / "brain"]
+
+    def sidecars(self, path: Path) -> list[Path]:
+        """``history.jsonl`` and ``cache/last_conversations.json``, which name the
+        project: shared by every conversation, and beside ``brain/`` (outside the
+        root), so a stat-only pass sees their changes, not the watcher."""
+        conversation = _conversation_dir(path)
+        if conversation is None:
+            return []
+        home = conversation.parent.parent
+        return [home / "history.jsonl", home / "cache" / "last_conversations.json"]
 
     def source_for(self, path: Path) -> Path | None:
         return path if _conversation_dir(path) is not None else None
@@ -156,6 +225,7 @@ class AntigravityReader(BaseReader):
         state = dict(prev.state) if prev else {}
         tainted = bool(state.get("tainted", False))
         first_prompt: str | None = state.get("prompt")
+        prompt_at: float | None = state.get("prompt_at")
         started: float | None = state.get("started")
         updated: float | None = state.get("updated")
         seen = bool(state.get("seen", False))
@@ -192,7 +262,7 @@ class AntigravityReader(BaseReader):
             if role == "user":
                 tainted = False
                 if first_prompt is None:
-                    first_prompt = text
+                    first_prompt, prompt_at = text, ts
             step = obj.get("step_index")
             valid_step = isinstance(step, int) and not isinstance(step, bool) and step >= 0
             key = f"s{step}" if valid_step else f"o:{line.offset}"
@@ -202,7 +272,8 @@ class AntigravityReader(BaseReader):
             )
         project = None
         if conversation is not None:
-            project = self._workspaces.lookup(conversation.parent.parent, sid)
+            home = conversation.parent.parent
+            project = self._workspaces.lookup(home, sid, first_prompt, prompt_at)
         session = Session(
             sid,
             project=project,
@@ -219,6 +290,7 @@ class AntigravityReader(BaseReader):
                 "line": next_line_number(tail),
                 "tainted": tainted,
                 "prompt": first_prompt,
+                "prompt_at": prompt_at,
                 "started": started,
                 "updated": updated,
                 "seen": seen,

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any, ClassVar, Protocol, Self, TypeGuard
+from typing import IO, Any, ClassVar, Generic, Protocol, Self, TypeGuard, TypeVar
 from urllib.parse import unquote, urlsplit
 
 from backscroll.files import TooLarge as TooLarge
@@ -830,15 +830,18 @@ def read_json_document(path: Path, max_bytes: int = MAX_DOCUMENT_BYTES) -> Any:
     return json.loads(read_bounded(path, max_bytes, "JSON document", "index.max_document_bytes"))
 
 
-class NameIndex:
+_V = TypeVar("_V")
+
+
+class NameIndex(Generic[_V]):
     """A small side file mapping keys to names (``load(path)`` parses it), re-read
     only when its mtime or size changes: one stat per lookup, no parse."""
 
-    def __init__(self, load: Callable[[Path], dict[str, str]]) -> None:
+    def __init__(self, load: Callable[[Path], dict[str, _V]]) -> None:
         self._load = load
-        self._cache: dict[Path, tuple[tuple[int, int], dict[str, str]]] = {}
+        self._cache: dict[Path, tuple[tuple[int, int], dict[str, _V]]] = {}
 
-    def lookup(self, path: Path, key: str) -> str | None:
+    def lookup(self, path: Path, key: str) -> _V | None:
         try:
             st = path.stat()
         except OSError:

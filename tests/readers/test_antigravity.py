@@ -10,9 +10,13 @@ the tests follow the shape peers describe (no real one is public).
 from __future__ import annotations
 
 import json
+import os
 import shutil
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
+from backscroll import config, direct
 from backscroll.readers.antigravity import AntigravityReader
 from backscroll.readers.base import HostEnv
 from tests.readers.util import (
@@ -27,6 +31,9 @@ from tests.readers.util import (
 
 reader = AntigravityReader()
 CID = "aaaa1111-bbbb-2222-cccc-333344445555"
+#: cass-transcript.jsonl's first prompt, and its step's ``created_at`` in epoch ms.
+PROMPT = "Search the codebase for the FLYWHEEL marker and summarize it."
+PROMPT_MS = int(datetime.fromisoformat("2026-06-11T20:14:42Z").timestamp() * 1000)
 
 
 def _transcript(home: Path, sample: str = "cass-transcript.jsonl", cid: str = CID) -> Path:
@@ -78,6 +85,105 @@ def test_project_from_history_jsonl(isolated_home: Path) -> None:
     session = read_fresh(reader, path).sessions[CID]
     assert session.project == "/tmp/proj"
     assert session.resume_command == f"cd /tmp/proj && agy --conversation {CID}"
+
+
+def _history(home: Path, *rows: dict[str, Any]) -> Path:
+    """``history.jsonl`` holding ``rows``, in the shape peers describe."""
+    history = home / ".gemini" / "antigravity-cli" / "history.jsonl"
+    history.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return history
+
+
+def _older_row(workspace: str, display: str = PROMPT, ms: int = PROMPT_MS) -> dict[str, Any]:
+    """An older release's row: no ``conversationId``."""
+    return {"display": display, "timestamp": ms, "workspace": workspace}
+
+
+def test_an_older_history_row_without_an_id_is_matched_by_prompt_and_time(
+    isolated_home: Path,
+) -> None:
+    path = _transcript(isolated_home)
+    _history(isolated_home, _older_row("/home/dev/flywheel", ms=PROMPT_MS + 700))
+    session = read_fresh(reader, path).sessions[CID]
+    assert session.project == "/home/dev/flywheel"
+    assert session.resume_command == f"cd /home/dev/flywheel && agy --conversation {CID}"
+
+
+def test_an_older_history_row_of_other_words_or_another_time_is_not_matched(
+    isolated_home: Path,
+) -> None:
+    path = _transcript(isolated_home)
+    late = PROMPT_MS + 61_000  # (MATCH_SECONDS is 60)
+    _history(
+        isolated_home,
+        _older_row("/tmp/other-words", display="Search the codebase for the FLYWHEEL marker."),
+        _older_row("/tmp/other-time", ms=late),
+        _older_row("/tmp/other-conversation") | {"conversationId": "another-conversation"},
+    )
+    assert read_fresh(reader, path).sessions[CID].project is None
+
+
+def test_older_history_rows_naming_different_workspaces_match_nothing(
+    isolated_home: Path,
+) -> None:
+    path = _transcript(isolated_home)
+    rows = [_older_row("/tmp/a", ms=PROMPT_MS), _older_row("/tmp/b", ms=PROMPT_MS + 20_000)]
+    for order in (rows, rows[::-1]):  # (whichever comes first in the file)
+        _history(isolated_home, *order)
+        assert read_fresh(reader, path).sessions[CID].project is None
+    same = [_older_row("/tmp/a", ms=PROMPT_MS), _older_row("/tmp/a", ms=PROMPT_MS + 20_000)]
+    _history(isolated_home, *same)  # one workspace twice (the prompt sent again) is no doubt
+    assert read_fresh(reader, path).sessions[CID].project == "/tmp/a"
+
+
+def test_a_history_row_naming_the_conversation_wins_over_an_older_match(
+    isolated_home: Path,
+) -> None:
+    path = _transcript(isolated_home)
+    named = {"display": "later", "timestamp": PROMPT_MS, "workspace": "/tmp/named"}
+    _history(isolated_home, _older_row("/tmp/older"), named | {"conversationId": CID})
+    assert read_fresh(reader, path).sessions[CID].project == "/tmp/named"
+
+
+def test_history_and_last_conversations_are_sidecars_of_every_transcript(
+    isolated_home: Path,
+) -> None:
+    path = _transcript(isolated_home)
+    cli = isolated_home / ".gemini" / "antigravity-cli"
+    assert reader.sidecars(path) == [
+        cli / "history.jsonl",
+        cli / "cache" / "last_conversations.json",
+    ]
+    assert reader.sidecars(cli / "conversations" / f"{CID}.db") == []
+
+
+def test_a_history_row_written_after_the_transcript_was_read_sets_the_project(
+    isolated_home: Path,
+) -> None:
+    path = _transcript(isolated_home)
+    index = MemoryIndex()
+    index.read(reader, path)
+    assert index.sessions[CID].project is None
+    _history(isolated_home, _older_row("/home/dev/flywheel"))
+    index.read(reader, path)  # what a changed sidecar costs: a read from where it stopped
+    assert index.sessions == read_fresh(reader, path).sessions
+    assert index.sessions[CID].project == "/home/dev/flywheel"
+
+
+def test_a_changed_history_jsonl_is_seen_by_the_next_pass(isolated_home: Path) -> None:
+    path = _transcript(isolated_home)
+    cfg = config.load()
+    direct.index(cfg)
+    history = _history(isolated_home, _older_row("/home/dev/flywheel"))
+    later = path.stat().st_mtime_ns + 5_000_000_000
+    os.utime(history, ns=(later, later))
+    summary, _totals = direct.index(cfg)
+    assert summary.files_changed == 1
+    assert summary.bytes_read == 0, "the transcript is read on from its end, not again whole"
+    (session,) = direct.query(cfg, "sessions", {"host": "antigravity"})["sessions"]
+    assert session["project"] == "/home/dev/flywheel"
+    again, _ = direct.index(cfg)
+    assert again.files_changed == 0, "an unchanged history.jsonl must not force a re-read"
 
 
 def test_reading_as_the_file_grows_equals_reading_it_whole(tmp_path: Path) -> None:
