@@ -7,10 +7,17 @@ output and bookkeeping lines stay out. Sub-agent transcripts (``<session>/subage
 agent-*.jsonl``, a workflow's ``<session>/subagents/workflows/<id>/agent-*.jsonl`` and
 the older flat ``agent-*.jsonl``) are claimed but only produce turns, under the parent
 session, when ``include_subagents`` is on.
+
+A session run from Claude Desktop's "Code" tab is an ordinary transcript here; its
+title is the one the app shows, from the app's sidecar (claude_desktop.py), over the
+transcript's own. The sidecar is a :meth:`sidecars <ClaudeCodeReader.sidecars>`
+entry: a rename has the transcript read on from where it stopped, and every read
+returns the session, titled afresh.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +42,7 @@ from backscroll.readers.base import (
     tail_jsonl,
     unread_subagent,
 )
+from backscroll.readers.claude_desktop import CODE_TAB
 
 #: Entries from a Claude Code version whose major number is above this are not
 #: read: the transcript format is only known up to 2.x.
@@ -87,6 +95,8 @@ class _State:
     title: str | None = None
     title_rank: int = 0
     tainted: bool = False
+    #: An entry was read (in this read or an earlier one): the session exists.
+    seen: bool = False
     #: Fingerprints of queued prompts indexed from attachments / from ``remove``
     #: lines, not yet paired with their twin.
     queued: list[str] = field(default_factory=list)
@@ -109,6 +119,7 @@ class _State:
             title=s.get("title"),
             title_rank=int(s.get("rank", 0)),
             tainted=bool(s.get("taint", False)),
+            seen=bool(s.get("seen", False)),
             queued=list(s.get("q", [])),
             removed=list(s.get("r", [])),
             summaries=dict(s.get("ps", {})),
@@ -124,6 +135,7 @@ class _State:
             "title": self.title,
             "rank": self.title_rank,
             "taint": self.tainted,
+            "seen": self.seen,
             "q": self.queued[-QUEUE_MEMORY:],
             "r": self.removed[-QUEUE_MEMORY:],
             "ps": dict(list(self.summaries.items())[-QUEUE_MEMORY:]),
@@ -199,13 +211,22 @@ class ClaudeCodeReader(BaseReader):
     host: ClassVar[str] = "claude-code"
     name: ClassVar[str] = "Claude Code"
     #: 2: a summary titles its file only when its leafUuid is there (read again).
-    version: ClassVar[int] = 2
+    #: 3: a Desktop Code-tab session takes the app's title (read again).
+    version: ClassVar[int] = 3
     kind: ClassVar[Kind] = "append"
+    #: A renamed Code-tab session costs no whole re-read: every read returns the
+    #: session with the sidecar's title.
+    sidecars_reread_whole: ClassVar[bool] = False
 
     def roots(self, env: HostEnv) -> list[Path]:
         config_dir = env.var("CLAUDE_CONFIG_DIR") or env.home / ".claude"
         roots = [config_dir / "projects", env.xdg_config() / "claude" / "projects"]
         return list(dict.fromkeys(roots))
+
+    def sidecars(self, path: Path) -> list[Path]:
+        """The Desktop app's Code-tab sidecars naming this session (outside the
+        roots: a stat-only pass sees a rename, not the watcher)."""
+        return CODE_TAB.of(path)
 
     def source_for(self, path: Path) -> Path | None:
         if path.suffix != ".jsonl" or "tool-results" in path.parts:
@@ -247,9 +268,14 @@ class ClaudeCodeReader(BaseReader):
                 return ReadResult(unsupported=f"{unsupported} in {path.name}")
             parser.entry(obj, line.offset)
         state.line = next_line_number(tail)
+        sessions = parser.sessions()
+        if sessions and not file.subagent:
+            title = CODE_TAB.title(path)
+            if title is not None:  # the title the app shows wins (format notes §2, §7)
+                sessions = (dataclasses.replace(sessions[0], title=title),)
         return ReadResult(
             turns=tuple(parser.turns),
-            sessions=parser.sessions(),
+            sessions=sessions,
             position=tail.end,
             state=state.dump(),
             replace=prev is None or prev.position == 0,
@@ -452,7 +478,8 @@ class _Parser:
 
     def sessions(self) -> tuple[Session, ...]:
         state = self.state
-        if not self.saw_entry or state.session_id is None:
+        state.seen = state.seen or self.saw_entry
+        if not state.seen or state.session_id is None:
             return ()
         if self.file.subagent:
             # The parent's own file owns its metadata; a sub-agent may run elsewhere.

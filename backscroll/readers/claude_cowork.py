@@ -48,14 +48,12 @@ from backscroll.readers.base import (
     first_line_title,
     is_absolute_path,
     parse_time,
-    read_json_document,
 )
 from backscroll.readers.claude_code import ClaudeCodeReader
+from backscroll.readers.claude_desktop import read_sidecar
 
 SESSIONS_DIR = "local-agent-mode-sessions"
 _LOCAL = re.compile(r"^local_[0-9A-Za-z-]+$")
-#: Sidecars are small; anything bigger is not one.
-_SIDECAR_MAX_BYTES = 1 << 20
 
 
 def _session_dir(path: Path) -> Path | None:
@@ -80,20 +78,13 @@ def sidecar_of(session_dir: Path) -> Path:
     return session_dir.with_name(session_dir.name + ".json")
 
 
-def _read_sidecar(path: Path) -> dict[str, Any]:
-    try:
-        if path.stat().st_size > _SIDECAR_MAX_BYTES:
-            return {}
-        doc = read_json_document(path)
-    except (OSError, ValueError):
-        return {}
-    return doc if isinstance(doc, dict) else {}
-
-
 class CoworkReader(ClaudeCodeReader):
     host: ClassVar[str] = "claude-desktop-cowork"
     name: ClassVar[str] = "Claude Desktop Cowork"
     version: ClassVar[int] = 1
+    #: A changed sidecar reads the transcript again whole (see above), where
+    #: Claude Code reads on from the end.
+    sidecars_reread_whole: ClassVar[bool] = True
 
     def roots(self, env: HostEnv) -> list[Path]:
         if env.is_macos:
@@ -119,7 +110,7 @@ class CoworkReader(ClaudeCodeReader):
 
     def _transcript_of(self, sidecar: Path) -> Path | None:
         """The main transcript named by a sidecar's ``cliSessionId``, if it exists."""
-        cli_id = _read_sidecar(sidecar).get("cliSessionId")
+        cli_id = read_sidecar(sidecar).get("cliSessionId")
         if not isinstance(cli_id, str) or not cli_id or "/" in cli_id or "\\" in cli_id:
             return None
         projects = sidecar.with_suffix("") / ".claude" / "projects"
@@ -149,7 +140,7 @@ class CoworkReader(ClaudeCodeReader):
         session_dir = _session_dir(path)
         if session_dir is None or not result.sessions or "/subagents/" in path.as_posix():
             return result
-        meta = _read_sidecar(sidecar_of(session_dir))
+        meta = read_sidecar(sidecar_of(session_dir))
         sessions = tuple(_with_sidecar(s, meta) for s in result.sessions)
         return dataclasses.replace(result, sessions=sessions)
 

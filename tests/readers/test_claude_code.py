@@ -9,12 +9,15 @@ follows a record shape from ``shared/formats/claude-code/README.md`` section 4.
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from backscroll import config, direct
 from backscroll.model import Cursor, ReaderOptions
 from backscroll.readers.base import HostEnv, parse_time
 from backscroll.readers.claude_code import ClaudeCodeReader
@@ -608,3 +611,151 @@ def test_leaves_are_found_in_lines_longer_than_one_read(tmp_path: Path) -> None:
     append_lines(path, {"type": "summary", "summary": "Spans pieces", "leafUuid": "leaf-inside"})
     index.read(READER, path)
     assert index.sessions[SESSION].title == "Spans pieces"
+
+
+# --------------------------------------------------------------------------- Desktop "Code" tab
+
+#: The real tool-heavy sample as a Code-tab session, and its constructed sidecar
+#: (tests/fixtures/claude-desktop-cowork/SOURCES.md).
+CODE_TAB_SESSION = "d6e0bada-1959-4eec-a9d2-0bfade768d8f"
+CODE_TAB_LOCAL = "local_5e1f9a3c-7d2b-4c8e-a6f0-3b9d1e7c2a54"
+CODE_TAB_TITLE = "Phoenix server in the background"
+LINUX_USER_DATA = Path(".config", "Claude")
+
+
+def code_tab_transcript(home: Path, name: str = TOOL_HEAVY) -> Path:
+    """A sample where Claude Desktop's Code tab writes it: the home's ``.claude``."""
+    folder = home / ".claude" / "projects" / "-home-marco-projects-spotter"
+    return copy_fixture(HOST, name, folder, f"{CODE_TAB_SESSION}.jsonl")
+
+
+def code_tab_sidecar(
+    home: Path, user_data: Path = LINUX_USER_DATA, org: str = "org-1", **fields: Any
+) -> Path:
+    """The constructed Code-tab sidecar at ``<userData>/claude-code-sessions/<account>/<org>/``."""
+    folder = home / user_data / "claude-code-sessions" / "account-1" / org
+    folder.mkdir(parents=True, exist_ok=True)
+    sidecar = folder / f"{CODE_TAB_LOCAL}.json"
+    shutil.copy(fixture("claude-desktop-cowork", f"code-tab-{CODE_TAB_LOCAL}.json"), sidecar)
+    if fields:
+        sidecar.write_text(json.dumps(json.loads(sidecar.read_text()) | fields))
+    return sidecar
+
+
+@pytest.mark.parametrize(
+    "user_data",
+    [
+        LINUX_USER_DATA,
+        Path("Library", "Application Support", "Claude"),
+        Path("AppData", "Roaming", "Claude"),
+        Path("AppData", "Local", "Packages", "Claude_pzs8sxrjxfjjc", "LocalCache", "Roaming")
+        / "Claude",
+    ],
+)
+def test_a_desktop_code_tab_session_takes_the_title_the_app_shows(
+    isolated_home: Path, user_data: Path
+) -> None:
+    path = code_tab_transcript(isolated_home)
+    code_tab_sidecar(isolated_home, user_data)
+    session = read_fresh(READER, path).sessions[CODE_TAB_SESSION]
+    assert session.title == CODE_TAB_TITLE
+    # Only the title: the session is Claude Code's, with its own project and resume.
+    assert session.project == "/home/marco/projects/spotter"
+    assert session.started_at == parse_time("2026-02-10T22:57:54.764Z")
+    assert session.resume_command == (
+        f"cd /home/marco/projects/spotter && claude --resume {CODE_TAB_SESSION}"
+    )
+
+
+def test_the_app_title_wins_over_the_transcripts_custom_title(isolated_home: Path) -> None:
+    path = code_tab_transcript(isolated_home, SYNTHETIC)  # it holds custom-title and ai-title
+    assert read_fresh(READER, path).sessions[CODE_TAB_SESSION].title == "Stage0 small fixture"
+    code_tab_sidecar(isolated_home)
+    assert read_fresh(READER, path).sessions[CODE_TAB_SESSION].title == CODE_TAB_TITLE
+
+
+def test_a_sidecar_without_a_title_or_for_another_session_leaves_the_transcripts(
+    isolated_home: Path,
+) -> None:
+    path = code_tab_transcript(isolated_home)
+    own = "start phoenix in background"
+    code_tab_sidecar(isolated_home, title="  ")
+    assert read_fresh(READER, path).sessions[CODE_TAB_SESSION].title == own
+    code_tab_sidecar(isolated_home, cliSessionId="another-session")
+    assert READER.sidecars(path) == []
+    assert read_fresh(READER, path).sessions[CODE_TAB_SESSION].title == own
+
+
+def test_only_a_transcript_in_the_homes_claude_folder_is_a_code_tab_one(
+    isolated_home: Path,
+) -> None:
+    code_tab_sidecar(isolated_home)
+    elsewhere = isolated_home / "cfg" / "projects" / "-home-marco-projects-spotter"
+    path = copy_fixture(HOST, TOOL_HEAVY, elsewhere, f"{CODE_TAB_SESSION}.jsonl")
+    assert READER.sidecars(path) == []  # (a CLAUDE_CONFIG_DIR: the app does not write there)
+    assert read_fresh(READER, path).sessions[CODE_TAB_SESSION].title == (
+        "start phoenix in background"
+    )
+    sub = code_tab_transcript(isolated_home).with_suffix("") / "subagents" / "agent-a1.jsonl"
+    assert READER.sidecars(sub) == []
+
+
+def test_the_newest_of_several_sidecars_names_the_session(isolated_home: Path) -> None:
+    path = code_tab_transcript(isolated_home)
+    old = code_tab_sidecar(isolated_home, org="org-a", title="Older name")
+    new = code_tab_sidecar(isolated_home, org="org-b", title="Newer name")
+    assert sorted(READER.sidecars(path)) == [old, new]
+    for newest, title in ((new, "Newer name"), (old, "Older name")):  # (not path order)
+        when = path.stat().st_mtime_ns + (10_000_000_000 if newest == new else 20_000_000_000)
+        os.utime(newest, ns=(when, when))
+        assert read_fresh(READER, path).sessions[CODE_TAB_SESSION].title == title
+
+
+def test_a_sidecar_the_app_adds_later_is_found(isolated_home: Path) -> None:
+    path = code_tab_transcript(isolated_home)
+    other = code_tab_sidecar(isolated_home, cliSessionId="another-session")
+    assert READER.sidecars(path) == []
+    past = path.stat().st_mtime_ns - 60_000_000_000
+    for folder in (other.parent, other.parent.parent, other.parent.parent.parent):
+        os.utime(folder, ns=(past, past))  # (a listing old enough to be trusted)
+    assert READER.sidecars(path) == []
+    mine = other.with_name("local_0c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f.json")
+    mine.write_text(json.dumps({"cliSessionId": CODE_TAB_SESSION, "title": "Added later"}))
+    assert READER.sidecars(path) == [mine]
+    assert read_fresh(READER, path).sessions[CODE_TAB_SESSION].title == "Added later"
+
+
+def test_a_rename_in_the_app_read_on_from_the_end_equals_a_fresh_read(
+    isolated_home: Path,
+) -> None:
+    path = code_tab_transcript(isolated_home)
+    sidecar = code_tab_sidecar(isolated_home)
+    index = read_fresh(READER, path)
+    sidecar.write_text(json.dumps(json.loads(sidecar.read_text()) | {"title": "Renamed"}))
+    index.read(READER, path)  # what a changed sidecar costs: a read from where it stopped
+    assert index.sessions == read_fresh(READER, path).sessions
+    assert index.sessions[CODE_TAB_SESSION].title == "Renamed"
+
+
+def test_a_renamed_code_tab_session_gets_its_new_title_on_the_next_pass(
+    isolated_home: Path,
+) -> None:
+    path = code_tab_transcript(isolated_home)
+    sidecar = code_tab_sidecar(isolated_home)
+    cfg = config.load()
+    direct.index(cfg)
+
+    def titles() -> list[str]:
+        sessions = direct.query(cfg, "sessions", {"host": HOST})["sessions"]
+        return [s["title"] for s in sessions]
+
+    assert titles() == [CODE_TAB_TITLE]
+    sidecar.write_text(json.dumps(json.loads(sidecar.read_text()) | {"title": "Phoenix, renamed"}))
+    later = path.stat().st_mtime_ns + 5_000_000_000
+    os.utime(sidecar, ns=(later, later))
+    summary, _ = direct.index(cfg)
+    assert summary.files_changed == 1
+    assert summary.bytes_read == 0, "the transcript is read on from its end, not again whole"
+    assert titles() == ["Phoenix, renamed"]
+    again, _ = direct.index(cfg)
+    assert again.files_changed == 0, "an unchanged sidecar must not force a re-read"
