@@ -494,7 +494,7 @@ class IndexWriter:
             if report.turns_deleted:
                 self._retime(sessions, rowids, file_id)
         if result.supersedes and result.replace and rowids:
-            dropped = self._drop_superseded(update.host, result.supersedes, rowids)
+            dropped = self._drop_superseded(update.host, result.supersedes, rowids, update.path)
             if dropped:
                 report.turns_deleted += dropped
                 self._retime(sessions, rowids, file_id)
@@ -549,9 +549,12 @@ class IndexWriter:
                 out.add(int(r[0]))
         return out
 
-    def _drop_superseded(self, host: str, paths: tuple[str, ...], rowids: dict[str, int]) -> int:
+    def _drop_superseded(
+        self, host: str, paths: tuple[str, ...], rowids: dict[str, int], current: str
+    ) -> int:
         """Turns of these sessions that older copies of the file still hold (the
-        ones this read did not take over: gone from the copy that goes on)."""
+        ones this read did not take over: gone from the copy that goes on); a
+        session named after an older copy is named after ``current``."""
         marks = ", ".join("?" * len(rowids))
         deleted = 0
         for path in paths:
@@ -561,6 +564,10 @@ class IndexWriter:
                 (*rowids.values(), path, host),
             )
             deleted += max(cur.rowcount, 0)
+            self.conn.execute(
+                f"UPDATE sessions SET source_path = ? WHERE id IN ({marks}) AND source_path = ?",
+                (current, *rowids.values(), path),
+            )
         return deleted
 
     def _drop_stale(

@@ -455,10 +455,10 @@ def _two_copies(home: Path, old_ws: str, new_ws: str) -> tuple[Path, Path]:
     return old, new
 
 
-def _titles(db: Path) -> list[str]:
+def _titles(db: Path, column: str = "title") -> list[str]:
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
-        rows = conn.execute("SELECT title FROM sessions WHERE host = ?", (HOST,)).fetchall()
+        rows = conn.execute(f"SELECT {column} FROM sessions WHERE host = ?", (HOST,)).fetchall()
     finally:
         conn.close()
     return [str(r[0]) for r in rows]
@@ -502,6 +502,7 @@ def test_a_newer_copy_found_later_drops_what_only_the_old_copy_said(
     assert _our_turns(db) == _our_turns(fresh)
     assert _REPLACED not in [row[4] for row in _our_turns(db)]
     assert _titles(db) == _titles(fresh) == ["XDG-only config loader"]
+    assert _titles(db, "source_path") == _titles(fresh, "source_path") == [str(new)]
 
 
 def test_explain_says_an_older_copy_is_not_indexed(isolated_home: Path) -> None:
