@@ -255,9 +255,9 @@ def _copy(doc: dict[str, Any]) -> dict[str, Any]:
     return dict(copied)
 
 
-def _session_id(doc: dict[str, Any], path: Path) -> str:
+def _session_id(doc: dict[str, Any], fallback: str) -> str:
     raw_id = doc.get("sessionId")
-    return raw_id if isinstance(raw_id, str) and raw_id else path.stem
+    return raw_id if isinstance(raw_id, str) and raw_id else fallback
 
 
 def _touched(changed: set[int], entry: dict[str, Any], before: int, after: int) -> set[int] | None:
@@ -277,12 +277,10 @@ def _touched(changed: set[int], entry: dict[str, Any], before: int, after: int) 
     return changed | {path[1]}
 
 
-def _workspace_folder(session_file: Path) -> str | None:
-    """The folder of the workspace whose ``chatSessions`` holds the file."""
-    if session_file.parent.name != "chatSessions":
-        return None
+def workspace_folder(workspace: Path) -> str | None:
+    """The folder of a ``workspaceStorage/<id>`` directory (its ``workspace.json``)."""
     try:
-        doc = json.loads((session_file.parent.parent / "workspace.json").read_bytes())
+        doc = json.loads((workspace / "workspace.json").read_bytes())
     except (OSError, ValueError):
         return None
     if not isinstance(doc, dict):
@@ -290,8 +288,8 @@ def _workspace_folder(session_file: Path) -> str | None:
     folder = path_from_uri(doc.get("folder"))
     if folder:
         return folder
-    workspace = path_from_uri(doc.get("workspace"))
-    return str(Path(workspace).parent) if workspace else None
+    config = path_from_uri(doc.get("workspace"))  # a .code-workspace file
+    return str(Path(config).parent) if config else None
 
 
 def _user_dir(session_file: Path) -> Path | None:
@@ -381,9 +379,8 @@ def state_db(session_file: Path) -> Path:
     return session_file.parent.parent / "state.vscdb"
 
 
-def _index_title(session_file: Path, sid: str) -> str | None:
-    """The session's title in ``chat.ChatSessionStore.index`` (best effort)."""
-    db = state_db(session_file)
+def _index_title(db: Path, sid: str) -> str | None:
+    """The session's title in the ``chat.ChatSessionStore.index`` of ``db`` (best effort)."""
     if not db.is_file():
         return None
     try:
@@ -456,9 +453,7 @@ class VsCodeCopilotChatReader(BaseReader):
             return ReadResult(
                 position=size, unsupported=f"unknown format in {path.name}: no requests array"
             )
-        skeleton = chatlog.prune("root", doc)
-        sid = _session_id(skeleton, path)
-        turns = [t for i, r in enumerate(_requests(skeleton)) for t in request_turns(r, i, sid)[1]]
+        skeleton, turns = flat_turns(doc, path.stem)
         return self._result(path, skeleton, turns, size, {}, replace=True, problems=[])
 
     def _read_log(self, path: Path, prev: Cursor | None, opts: ReaderOptions) -> ReadResult:
@@ -486,7 +481,7 @@ class VsCodeCopilotChatReader(BaseReader):
         raw_emitted = prev.state.get("emitted") if prev else None
         emitted: dict[str, str] = dict(raw_emitted) if isinstance(raw_emitted, dict) else {}
         turns: list[Turn] | None = None
-        sid = _session_id(doc, path)
+        sid = _session_id(doc, path.stem)
         if changed is not None:
             turns = []
             for index in sorted(changed):
@@ -518,28 +513,11 @@ class VsCodeCopilotChatReader(BaseReader):
         replace: bool,
         problems: list[Problem],
     ) -> ReadResult:
-        sid = _session_id(doc, path)
-        title = next(
-            (t.strip() for t in (doc.get("customTitle"), doc.get("computedTitle"))
-             if isinstance(t, str) and t.strip()),
-            None,
+        in_workspace = path.parent.name == "chatSessions"
+        session = describe(
+            doc, _session_id(doc, path.stem), turns,
+            index=state_db(path), workspace=path.parent.parent if in_workspace else None,
         )  # fmt: skip
-        if title is None:
-            first = _first_prompt(doc)
-            # An untitled chat shows its first prompt's first line, up to 200
-            # characters (VS Code's getDefaultTitle).
-            title = _index_title(path, sid) or (first_line_title(first, 200) if first else None)
-        project = path_from_uri(doc.get("workingDirectory"), plain_paths=True)
-        # (Old flat files may hold no request times, only the last message's.)
-        times = [t.timestamp for t in turns if t.timestamp is not None]
-        last = parse_time(doc.get("lastMessageDate"))
-        session = Session(
-            sid,
-            project=project or _workspace_folder(path),
-            title=title,
-            started_at=parse_time(doc.get("creationDate")),
-            updated_at=max([*times, last] if last is not None else times, default=None),
-        )
         return ReadResult(
             turns=tuple(turns),
             sessions=(session,),
@@ -548,3 +526,47 @@ class VsCodeCopilotChatReader(BaseReader):
             replace=replace,
             problems=tuple(problems),
         )
+
+
+def flat_turns(doc: dict[str, Any], fallback_id: str) -> tuple[dict[str, Any], list[Turn]]:
+    """A whole serialized session (a flat ``.json`` file, or one chat of the old
+    ``interactive.sessions`` key): its skeleton (the fields read, see
+    :func:`~backscroll.readers.vscode_chat_log.prune`) and its turns. The id is
+    the session's ``sessionId``, else ``fallback_id``."""
+    skeleton: dict[str, Any] = chatlog.prune("root", doc)
+    sid = _session_id(skeleton, fallback_id)
+    turns = [t for i, r in enumerate(_requests(skeleton)) for t in request_turns(r, i, sid)[1]]
+    return skeleton, turns
+
+
+def describe(
+    doc: dict[str, Any], sid: str, turns: list[Turn], *, index: Path | None, workspace: Path | None
+) -> Session:
+    """The session's metadata: the title is ``customTitle`` (``computedTitle`` in
+    old files), else its entry's in the chat index of the ``index`` database,
+    else the first prompt's first line; the project is ``workingDirectory``, else
+    the folder of ``workspace`` (a ``workspaceStorage/<id>`` directory)."""
+    title = next(
+        (t.strip() for t in (doc.get("customTitle"), doc.get("computedTitle"))
+         if isinstance(t, str) and t.strip()),
+        None,
+    )  # fmt: skip
+    if title is None:
+        first = _first_prompt(doc)
+        # An untitled chat shows its first prompt's first line, up to 200
+        # characters (VS Code's getDefaultTitle).
+        listed = _index_title(index, sid) if index is not None else None
+        title = listed or (first_line_title(first, 200) if first else None)
+    project = path_from_uri(doc.get("workingDirectory"), plain_paths=True)
+    if not project and workspace is not None:
+        project = workspace_folder(workspace)
+    # (Old flat files may hold no request times, only the last message's.)
+    times = [t.timestamp for t in turns if t.timestamp is not None]
+    last = parse_time(doc.get("lastMessageDate"))
+    return Session(
+        sid,
+        project=project,
+        title=title,
+        started_at=parse_time(doc.get("creationDate")),
+        updated_at=max([*times, last] if last is not None else times, default=None),
+    )
