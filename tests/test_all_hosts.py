@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from backscroll.hosts import HOST_NAMES
+from tests.readers.vscode_state import v1_chat, v3_chat, write_state_db
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -233,6 +234,10 @@ def _populate(home: Path, project: Path) -> None:
     shutil.copy(
         FIXTURES / "aider" / "real.aider.chat.history.md", project / ".aider.chat.history.md"
     )
+    # VS Code before March 2025: chats kept only in a workspace's state.vscdb,
+    # built from the flat sample (tests/readers/vscode_state.py).
+    workspace = home / ".config" / "Code" / "User" / "workspaceStorage" / "5e1a7c3d90"
+    write_state_db(workspace / "state.vscdb", [v3_chat(), v1_chat()])
 
 
 def test_index_finds_every_host_in_its_default_location(isolated_home: Path) -> None:

@@ -62,6 +62,7 @@ from backscroll.readers.pi import PiReader
 from backscroll.readers.qwen_code import QwenCodeReader
 from backscroll.readers.roo_code import RooCodeReader
 from backscroll.readers.trae_cli import TraeCliReader
+from backscroll.readers.vscode_chat_db import VsCodeChatDbReader
 from backscroll.readers.vscode_copilot_chat import VsCodeCopilotChatReader
 from backscroll.readers.zed import ZedReader
 from backscroll.readers.zoo_code import ZooCodeReader
@@ -100,6 +101,7 @@ READERS: tuple[Reader, ...] = (
     TraeCliReader(),
     ZooCodeReader(),
     VsCodeCopilotChatReader(),
+    VsCodeChatDbReader(),
     OpenHandsReader(),
     AmazonQReader(),
     IflowCliReader(),

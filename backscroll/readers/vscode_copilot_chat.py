@@ -48,9 +48,11 @@ reopened from the editor's chat history.
 Roots move with ``VSCODE_PORTABLE`` (``<dir>/user-data``) and
 ``VSCODE_APPDATA`` (``<dir>/<product>``), and on Linux ``XDG_CONFIG_HOME``;
 ``~/.vscode-server[-insiders]/data/User`` is read too (whether remote windows
-ever keep chats there is unverified). The pre-2025 ``interactive.sessions``
-key of ``state.vscdb`` (chats kept only in SQLite, migrated to files by VS
-Code once) is not read.
+ever keep chats there is unverified). Chats of VS Code before about March
+2025, kept only in a workspace's ``state.vscdb`` (key ``interactive.sessions``)
+until VS Code moves them to files, are read by
+:mod:`~backscroll.readers.vscode_chat_db` through :func:`flat_turns` and
+:func:`describe` below.
 """
 
 from __future__ import annotations
