@@ -17,9 +17,11 @@ files, and what this database gave of it is dropped from it, when
 workspace was moved to files: a chat of the old key with no file was deleted
 since, and stays deleted). Only workspaces not opened since keep chats here.
 
-VS Code rewrites ``state.vscdb`` for many unrelated keys. A read fetches the
-one key (never the others: the table also holds auth tokens) and compares a hash
-of its bytes with the one it saved; unchanged, nothing is parsed and nothing is
+VS Code rewrites ``state.vscdb`` for many unrelated keys. A workspace already
+moved to files whose database gave nothing is not read further (its chat index
+key is looked up, nothing else). Otherwise a read fetches the one key (never the
+others: the table also holds auth tokens) and compares a hash of its bytes with
+the one it saved; unchanged, nothing is parsed and nothing is
 written but the check of which chats gained a file. When it changed, only the
 chats whose prose, title or times changed are yielded again, each replacing
 what it gave before. A chat gone from the key is kept, as the turns of a
@@ -89,8 +91,12 @@ class VsCodeChatDbReader(BaseReader):
     def read(self, path: Path, prev: Cursor | None, opts: ReaderOptions) -> ReadResult:
         old = prev.state if prev and prev.state.get("v") == STATE_VERSION else None
         with open_readonly(path) as conn, snapshot(conn):
-            raw = vscode_sql.persisted_sessions(conn)
             moved = vscode_sql.has_chat_index(conn)
+            if moved and old is not None and old.get("moved") and not old.get("own"):
+                # Moved to files before, nothing of its own: the key (up to 25
+                # chats) is not fetched again at each of VS Code's writes.
+                return _result(dict(old), [], [], set(), [])
+            raw = vscode_sql.persisted_sessions(conn)
         digest = _digest(raw) if raw is not None else None
         saved = old.get("own") if old is not None else None
         #: Sessions whose turns this database holds -> a hash of what they were made of.

@@ -301,3 +301,18 @@ def test_explain_says_whose_the_database_is_and_why_it_may_hold_nothing(
     assert report["row"]["turns"] == 4 and report["notes"] == ["up to date"]
     assert any("moved by VS Code" in n for n in explain(cfg, str(moved))["notes"])
     assert any("no chat is kept" in n for n in explain(cfg, str(newer))["notes"])
+
+
+def test_a_workspace_moved_to_files_is_not_read_again_at_each_write(tmp_path: Path) -> None:
+    """Today's workspaces all have the chat index key (VS Code moved them to
+    files): their old key, up to 25 chats, is not fetched at each of the many
+    writes VS Code makes to the database."""
+    db = write_state_db(_workspace(tmp_path) / "state.vscdb", [v3_chat()])
+    set_item(db, INDEX_KEY, json.dumps({"version": 1, "entries": {}}))
+    reader = _db_reader()
+    first = reader.read(db, None, ReaderOptions())
+    assert (first.turns, first.sessions) == ((), ())
+    set_item(db, SESSIONS_KEY, "not json: this key is not read again")
+    again = reader.read(db, Cursor(0, first.state), ReaderOptions())
+    assert (again.turns, again.problems) == ((), ())
+    assert again.state == first.state
