@@ -242,3 +242,21 @@ def test_a_change_indexed_with_redaction_off_marks_the_index_as_holding_unredact
         assert reredact.holds_unredacted(writer)
     finally:
         writer.close()
+
+
+def test_passwords_holding_ampersands_semicolons_or_brackets_reach_no_byte_whole_or_in_part(
+    isolated_home: Path,
+) -> None:
+    project = isolated_home / ".claude" / "projects" / "-home-u-proj"
+    project.mkdir(parents=True)
+    text = (
+        "glorbnax creds: password: Tr0ub&4dor3xyz DB_PASSWORD=s3cr3t;DROP42x "
+        "secret: Qw3rty{42}Zz db.password=hunter(22)zz"
+    )
+    line = _claude_line("00000000-0000-4000-8000-000000000001", "user", text)
+    (project / f"{CLAUDE_SID}.jsonl").write_text(line + "\n")
+    cfg = _index_home(isolated_home)
+    assert direct.query(cfg, "search", {"query": "glorbnax"})["hits"]
+    data = b"".join(d for _, d in _db_bytes(cfg.db_path()))
+    for piece in (b"Tr0ub", b"4dor3xyz", b"s3cr3t", b"DROP42x", b"Qw3rty", b"hunter(22)", b")zz"):
+        assert piece not in data, piece

@@ -163,3 +163,72 @@ def test_environment_variable_secret_of_any_length_is_redacted() -> None:
 )
 def test_code_assignments_between_variables_are_kept(text: str) -> None:
     assert REDACTOR.redact(text) == text
+
+
+# (text, the same text with its secrets redacted): & ; ( ) { } < > [ ] inside a value.
+WHOLE = [
+    ("password: Tr0ub&4dor3xyz", "password: [REDACTED:secret-assignment]"),
+    ("password=Tr0ub4dor&3", "password=[REDACTED:secret-assignment]"),
+    ("DB_PASSWORD=s3cr3t;DROP42x", "DB_PASSWORD=[REDACTED:secret-assignment]"),
+    ("secret: Qw3rty{42}Zz", "secret: [REDACTED:secret-assignment]"),
+    ("db.password=hunter(22)zz", "db.password=[REDACTED:secret-assignment]"),
+    ("API_KEY: ab[12]<cd>xy", "API_KEY: [REDACTED:secret-assignment]"),
+    ("login(password=Tr0ub4dor&3)", "login(password=[REDACTED:secret-assignment])"),
+    ("password: ab&1 user: app", "password: [REDACTED:secret-assignment] user: app"),
+    (f"password: {W} user: app", "password: [REDACTED:secret-assignment] user: app"),
+    # ; and & still end a value before the next pair or a statement
+    ("q?password=hunter2&user=x", "q?password=[REDACTED:secret-assignment]&user=x"),
+    ("q?password=hunter2&amp;user=x", "q?password=[REDACTED:secret-assignment]&amp;user=x"),
+    (
+        f"Password={W};User Id=app;Pooling=true",
+        "Password=[REDACTED:secret-assignment];User Id=app;Pooling=true",
+    ),
+    ("DB_PASS=hunter2 && make", "DB_PASS=[REDACTED:secret-assignment] && make"),
+    ("DB_PASS=hunter2; make", "DB_PASS=[REDACTED:secret-assignment]; make"),
+]
+
+
+@pytest.mark.parametrize(("text", "redacted"), WHOLE)
+def test_value_with_brackets_ampersands_or_semicolons_is_redacted_whole(
+    text: str, redacted: str
+) -> None:
+    assert REDACTOR.redact(text) == redacted
+
+
+def test_the_reported_line_of_passwords_loses_every_one_whole() -> None:
+    text = (
+        "glorbnax creds: password: Tr0ub&4dor3xyz DB_PASSWORD=s3cr3t;DROP42x "
+        "secret: Qw3rty{42}Zz db.password=hunter(22)zz"
+    )
+    out = REDACTOR.redact(text)
+    for piece in ("Tr0ub", "4dor3xyz", "s3cr3t", "DROP42x", "Qw3rty", "42}Zz", "hunter", "zz"):
+        assert piece not in out.replace("glorbnax", ""), out
+    assert out.count("[REDACTED:secret-assignment]") == 4, out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'password=os.environ["X"]',
+        "if (password) {\n  login(password);\n}",
+        "token: Dict[str, int]",
+        "secret={config.secret}",
+        "password=$(cat f);",
+        "password = get_password()",
+        "password = getpass.getpass();",
+        "token = base64.b64encode(digest).decode('utf-8')",
+        "token: Promise<string>;\nsecret: Array<Secret>",
+        "fn login(password: &str, token: &mut String) -> Result<()>",
+        "secret: [u8; 32],\ntoken: Option<Box<str>>,",
+        "secret: Vec<u8>,\npassword: HashMap<String, String>,",
+        "secret = f'arn:aws:secretsmanager:{region}:secret:app/{self.id}/params'",
+        '"pattern": "^arn:aws:secretsmanager:secret:ecr\\\\/[a-zA-Z0-9\\\\/_+=.@-]+$"',
+        "password=args.password&&login",
+        "API_KEY=load_key(path)\nPASSWORD=read_secret(name)",
+        "password = derive(22)",
+    ],
+)
+def test_code_with_brackets_ampersands_or_semicolons_after_secret_names_is_kept(
+    text: str,
+) -> None:
+    assert REDACTOR.redact(text) == text

@@ -139,7 +139,19 @@ def _is_code_name(value: str) -> bool:
 #: subscript's bracket: ``config['SECRET_KEY'] = ...``), then ':', '=', ':=' or '=>'.
 SEP = r"""["']?\]?[ \t]*(?::=|=>|[:=])[ \t]*"""
 _QUOTED = r"""(?P<q>["'`])(?P<qv>""" + NOT_MARKER + r"""(?:\\.|(?!(?P=q))[^\\\n]){1,500})(?P=q)"""
-_UNQUOTED = r"""(?P<uv>""" + NOT_MARKER + r"""[^\s'"`,;&<>(){}\[\]]{1,500})"""
+#: An unquoted value: characters up to a space, a quote or a comma. A bracket
+#: belongs to it when closed within it (``hunter(22)zz``, ``Qw3rty{42}Zz``);
+#: ``;`` and ``&`` do unless they end a statement (``&&``, ``; ``, at the end)
+#: or start the next pair of a URL query or connection string (``&user=``,
+#: ``;User Id=``, ``&amp;``). A value starts with neither (Rust's ``&str``).
+_VALUE_CHAR = r"""[^\s'"`,;&<>(){}\[\]]"""
+_INNER = _VALUE_CHAR + "{0,100}"
+_BRACKETED = rf"\({_INNER}\)|\[{_INNER}\]|\{{{_INNER}\}}|<{_INNER}>"
+_JOINED = r"&(?![&\s]|amp;|[\w.-]+=|$)|;(?![;\s]|[\w.-]+(?: [\w.-]+)?=|$)"
+_UNQUOTED = (
+    r"(?P<uv>" + NOT_MARKER + rf"(?:{_VALUE_CHAR}|{_BRACKETED})"
+    rf"(?:{_VALUE_CHAR}|{_BRACKETED}|{_JOINED}){{0,499}})"
+)
 
 #: What makes "key" name a credential (API_KEY, SECRET_KEY, Laravel's APP_KEY);
 #: a key alone is as often a dict's or a database's.
@@ -167,8 +179,31 @@ def _sep_gate(_: str) -> str:
     return SEP_AHEAD
 
 
-#: What ends a config value on its line (YAML, INI, .env).
-_LINE_END_RE = re.compile(r"[ \t]*(?:[\r\n]|#|$)")
+#: What ends a config value's field: the end of its line (YAML, INI, .env) or
+#: the next ``name:`` / ``name=`` on it (``password: hunter user: app``).
+_FIELD_END_RE = re.compile(r"[ \t]*(?:[\r\n]|#|$)|[ \t]+[A-Za-z_][\w.-]{0,48}[ \t]*[:=]")
+#: A value that is code: a (dotted) name, maybe called, subscripted or made
+#: generic, maybe chained (``get_password()``, ``b64encode(d).decode``,
+#: ``Optional[str]``, ``Promise<string>``), with nothing after its last bracket.
+_CODE_VALUE_RE = re.compile(
+    r"^[A-Za-z_$][\w$.]*(?:[(\[{<][^()\[\]{}<>]*[)\]}>](?:\.[A-Za-z_$][\w$]*)*)*$"
+)
+#: A bracket inside a value that is code: a name interpolated (``{self.id}``,
+#: f-strings and templates) or a regex character class (``[a-zA-Z0-9_]``).
+_CODE_BRACKET_RE = re.compile(r"\{[A-Za-z_][\w.]*\}|\[\^?[^\]]*[a-z0-9]-[a-z0-9][^\]]*\]", re.I)
+
+
+def _is_code_value(value: str, following: str) -> bool:
+    """``value`` (followed by ``following``) is an expression, not a secret: it
+    opens with a bracket (``{config.secret}``, ``[1, 2]``), is a call or a
+    subscript, a name an unclosed bracket follows (``os.environ["X"]``), or
+    holds an interpolated name or a character class."""
+    if value[0] in "([{<":
+        return True
+    bracketed = "(" in value or "[" in value or "{" in value or "<" in value
+    if (bracketed or following in ("(", "[", "{", "<")) and _CODE_VALUE_RE.match(value):
+        return True
+    return bracketed and _CODE_BRACKET_RE.search(value) is not None
 
 
 def _replace_assignment(m: re.Match[str]) -> str:
@@ -179,7 +214,7 @@ def _replace_assignment(m: re.Match[str]) -> str:
         return group_replacer("secret-assignment", "qv")(m)
     value = m.group("uv")
     following = m.string[m.end() : m.end() + 1]
-    if is_placeholder(value) or value[0] in "$%" or following in ("(", "[", "{"):
+    if is_placeholder(value) or value[0] in "$%" or _is_code_value(value, following):
         return m.group(0)
     lower = name.lower()
     password = lower.startswith(_PASSWORD_NAMES)
@@ -194,11 +229,11 @@ def _replace_assignment(m: re.Match[str]) -> str:
     # A letters-and-digits value under a password name: a password unless it
     # reads as code. Joined to its name (password=x, URL queries, connection
     # strings) it is one; spaced (YAML, INI, or code's `password = other`) only
-    # when it ends its line.
+    # when it ends its field: its line, or before the next `name:` or `name=`.
     if (
         password
         and not _is_code_name(value)
-        and (sep == "=" or _LINE_END_RE.match(m.string, m.end()))
+        and (sep == "=" or _FIELD_END_RE.match(m.string, m.end()))
     ):
         return group_replacer("secret-assignment", "uv")(m)
     return m.group(0)
