@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import os
-import re
 import types
 import typing
 from collections.abc import Mapping
@@ -20,6 +19,7 @@ from typing import Any, Literal
 
 from backscroll import paths
 from backscroll.errors import ConfigError
+from backscroll.user_patterns import compile_user_pattern
 from backscroll.wire import MAX_SEARCH_LIMIT
 
 LogLevel = Literal["debug", "info", "warning", "error"]
@@ -343,12 +343,9 @@ def parse(
         if isinstance(patterns, RedactionConfig):
             for name, rx in patterns.patterns.items():
                 try:
-                    re.compile(rx)
-                except re.error as exc:
-                    problems.append(
-                        f"{source}: redaction.patterns.{name}: the pattern does not compile "
-                        f"({exc}); fix the regular expression or remove it"
-                    )
+                    compile_user_pattern(name, rx, f"{source}: redaction.patterns.{name}")
+                except ConfigError as exc:
+                    problems += exc.problems
         team = values.get("team")
         if isinstance(team, TeamConfig):
             problems += _team_problems(team, source)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -264,3 +266,41 @@ def test_a_fifo_or_a_device_in_the_configs_place_is_refused_not_waited_on(tmp_pa
     big.write_text("# " + "x" * config.MAX_CONFIG_BYTES + "\n")
     with pytest.raises(ConfigError, match="too large for a config file"):
         config.load(big)
+
+
+@pytest.mark.parametrize(
+    ("patterns", "key", "fix"),
+    [
+        ('    empty: "x*"\n', "redaction.patterns.empty", "make it require at least one character"),
+        (
+            '    "bad]name": "abc"\n',
+            "redaction.patterns.bad]name",
+            "use letters, digits, '-', '_' or '.'",
+        ),
+    ],
+)
+def test_config_check_refuses_a_redaction_pattern_the_redactor_would_refuse(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], patterns: str, key: str, fix: str
+) -> None:
+    """Found when the config is loaded, not by the first index pass after it."""
+    path = write(tmp_path, "redaction:\n  patterns:\n" + patterns)
+    assert cli.main(["config", "check", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: {key}: " in err and fix in err, err
+    with pytest.raises(ConfigError, match=re.escape(key)):
+        config.load(path)
+
+
+def test_loading_a_config_with_redaction_patterns_does_not_import_the_redactor(
+    tmp_path: Path,
+) -> None:
+    """Checking the user's patterns must not cost the default patterns' compiling."""
+    path = write(tmp_path, "redaction:\n  patterns:\n    ticket: 'TCK-[0-9]{6}'\n")
+    code = (
+        "import sys; from backscroll import config; "
+        f"config.load(__import__('pathlib').Path({str(path)!r})); "
+        "print('backscroll.redact' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, timeout=60)  # fmt: skip
+    assert done.stdout.split() == ["False"]

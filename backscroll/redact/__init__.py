@@ -31,7 +31,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from backscroll.errors import ConfigError
 from backscroll.redact.anchored import Literal, compile_anchored
 from backscroll.redact.rules import (
     COMMAND_WORDS,
@@ -47,6 +46,7 @@ from backscroll.redact.rules import (
     shannon_entropy,
 )
 from backscroll.redact.vendors import FAMILY_NAMES, sub_vendors
+from backscroll.user_patterns import compile_user_pattern
 
 __all__ = [
     "DEFAULT_RULE_NAMES",
@@ -66,34 +66,9 @@ DEFAULT_RULE_NAMES: tuple[str, ...] = (
     *(rule.name for rule in FOLDED),
 )
 
-_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
-
 
 def _user_rule(name: str, regex: str, origin: str) -> Rule:
-    where = f"{origin}.{name}"
-    if not _NAME_RE.match(name):
-        raise ConfigError(
-            [
-                f"{where}: the pattern name {name!r} cannot be used in a marker — use letters, "
-                "digits, '-', '_' or '.' (at most 64)"
-            ]
-        )
-    try:
-        pattern = re.compile(regex)
-    except (re.error, OverflowError, RecursionError, ValueError) as exc:
-        raise ConfigError(
-            [
-                f"{where}: the redaction pattern {name!r} does not compile ({exc}) — "
-                "fix the regular expression (Python `re` syntax) or remove it"
-            ]
-        ) from None
-    if pattern.fullmatch(""):
-        raise ConfigError(
-            [
-                f"{where}: the redaction pattern {name!r} matches empty text — "
-                "make it require at least one character"
-            ]
-        )
+    pattern = compile_user_pattern(name, regex, f"{origin}.{name}")
     replace = (
         group_replacer(name, "secret")
         if "secret" in pattern.groupindex

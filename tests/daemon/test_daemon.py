@@ -409,3 +409,35 @@ def test_logs_on_stderr_are_json_lines_with_an_event(daemon_factory: DaemonFacto
     assert all(isinstance(r.get("event"), str) and r["event"] for r in records)
     events = {r["event"] for r in records}
     assert {"ready", "stopping", "stopped"} <= events
+
+
+def test_a_daemon_with_a_redaction_pattern_matching_empty_text_refuses_to_start(
+    daemon_factory: DaemonFactory,
+) -> None:
+    d = daemon_factory(config='redaction:\n  patterns:\n    empty: "x*"\n', wait_ready=False)
+    assert d.wait(DEADLINE) != 0
+    err = d.stderr_text()
+    assert "redaction.patterns.empty" in err and "matches empty text" in err, err
+
+
+def test_sighup_with_a_redaction_pattern_matching_empty_text_keeps_the_old_config_indexing(
+    daemon_factory: DaemonFactory,
+) -> None:
+    d = daemon_factory(config="log_level: info\n")
+    path = claude_session(d.home)
+    d.sync()
+    assert d.config_path is not None
+    d.config_path.write_text('redaction:\n  patterns:\n    empty: "x*"\n', encoding="utf-8")
+    d.send_signal(signal.SIGHUP)
+
+    def reload_error() -> list[dict[str, Any]]:
+        records = [json.loads(ln) for ln in d.stderr_text().splitlines() if ln.strip()]
+        return [r for r in records if r.get("event") == "reload_error"]
+
+    errors = wait_for(reload_error, "the reload error to be logged")
+    assert "redaction.patterns.empty" in errors[0]["error"]
+    assert "matches empty text" in errors[0]["error"]
+    append(path, claude_user_line(session_uuid(1), "u-after-reload", "the narwhalquince plan"))
+    d.sync()
+    assert hits(d, "narwhalquince")  # the old config still indexes
+    assert d.call("status", {})["daemon"]["last_error"] is None
