@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import math
 import os
 import types
 import typing
@@ -498,6 +499,17 @@ def _convert(tp: Any, value: Any, dotted: str, source: str, problems: list[str])
         return value
     if tp is int or tp is float:
         ok = isinstance(value, int | float) and not isinstance(value, bool)
+        if ok and not math.isfinite(value):
+            # (YAML's .nan and .inf: a NaN timeout cannot be waited on, an infinite one
+            # turns its guard off, and `config show --json` could not print either)
+            kind = "a whole number" if tp is int else "a number"
+            least = "> 0" if dotted in MUST_BE_POSITIVE else "≥ 0"
+            problems.append(
+                f"{source}: {dotted}: expected {kind} {least}, got {_yaml_number(value)}, "
+                "which is not a finite number; write a number such as "
+                f"{_example(dotted)} (or remove the line for the default)"
+            )
+            return _BAD
         if not ok or value < 0 or (tp is int and not float(value).is_integer()):
             kind = "a whole number" if tp is int else "a number"
             # (0 is refused below for these: the fix must not offer it)
@@ -533,6 +545,25 @@ def _convert(tp: Any, value: Any, dotted: str, source: str, problems: list[str])
             return _BAD
         return value
     return value
+
+
+def _yaml_number(value: float) -> str:
+    """``value`` as YAML spells it (``.nan``, ``.inf``, ``-.inf``), as it was written."""
+    if math.isnan(value):
+        return ".nan"
+    return ".inf" if value > 0 else "-.inf"
+
+
+def _example(dotted: str) -> str:
+    """The default of option ``dotted`` (a finite number to offer as the fix)."""
+    section, _, name = dotted.rpartition(".")
+    defaults: Any = Config()
+    for part in section.split(".") if section else ():
+        defaults = getattr(defaults, part, None)
+    value = getattr(defaults, name, None)
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value) if isinstance(value, int) else "1"
 
 
 def field_paths(cls: type = Config, prefix: str = "") -> list[str]:

@@ -304,3 +304,27 @@ def test_loading_a_config_with_redaction_patterns_does_not_import_the_redactor(
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True, timeout=60)  # fmt: skip
     assert done.stdout.split() == ["False"]
+
+
+def test_nan_and_infinity_are_refused_for_every_number_naming_the_key_and_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A NaN idle timeout dropped every connection after a reload, an infinite request
+    # timeout turned the slow-request guard off, and `config show --json` printed NaN.
+    path = write(tmp_path, "server:\n  idle_timeout_s: .nan\n  request_timeout_s: .inf\n"
+                 "index:\n  rescan_minutes: .NaN\nui:\n  port: -.inf\n")  # fmt: skip
+    assert cli.main(["config", "check", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("4 problems:"), err
+    assert (
+        f"{path}: server.idle_timeout_s: expected a number > 0, got .nan, which is not a "
+        "finite number; write a number such as 300 (or remove the line for the default)"
+    ) in err
+    assert f"{path}: server.request_timeout_s: expected a number > 0, got .inf," in err
+    assert "such as 10 (" in err
+    assert f"{path}: index.rescan_minutes: expected a whole number > 0, got .nan," in err
+    assert f"{path}: ui.port: expected a whole number ≥ 0, got -.inf," in err
+    assert "fraction" not in err
+    monkeypatch.setenv("BACKSCROLL_CONFIG", str(path))
+    assert cli.main(["config", "show", "--json"]) == 2
+    assert "NaN" not in capsys.readouterr().out

@@ -1,0 +1,58 @@
+"""SIGHUP: what a config reload applies, what it refuses, and what it says needs a
+restart. A real daemon; every wait is on a logged event or a reply, never a sleep."""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+from collections.abc import Callable
+from typing import Any
+
+from tests.daemon.conftest import DaemonFactory
+from tests.daemon.harness import DaemonProcess
+
+DEADLINE = 30.0
+
+
+def wait_for(cond: Callable[[], Any], what: str, timeout: float = DEADLINE) -> Any:
+    """Poll ``cond`` until it returns something truthy; fail naming ``what``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = cond()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+        time.sleep(0.05)  # polling interval of a condition, not a readiness signal
+
+
+def events(d: DaemonProcess, name: str) -> list[dict[str, Any]]:
+    records = [json.loads(ln) for ln in d.stderr_text().splitlines() if ln.startswith("{")]
+    return [r for r in records if r.get("event") == name]
+
+
+def reload(d: DaemonProcess) -> dict[str, Any]:
+    """SIGHUP, and the record of its outcome (``reloaded`` or ``reload_error``)."""
+    before = len(events(d, "reloaded")) + len(events(d, "reload_error"))
+    d.send_signal(signal.SIGHUP)
+
+    def outcome() -> dict[str, Any] | None:
+        done = events(d, "reloaded") + events(d, "reload_error")
+        return sorted(done, key=lambda r: str(r["ts"]))[-1] if len(done) > before else None
+
+    record: dict[str, Any] = wait_for(outcome, "the reload to be logged")
+    return record
+
+
+def test_a_reload_to_a_nan_idle_timeout_is_refused_and_new_clients_are_served(
+    daemon_factory: DaemonFactory,
+) -> None:
+    d = daemon_factory(config="log_level: info\n")
+    assert d.config_path is not None
+    d.config_path.write_text("server:\n  idle_timeout_s: .nan\n", encoding="utf-8")
+    record = reload(d)
+    assert record["event"] == "reload_error"
+    assert "server.idle_timeout_s" in record["error"] and "finite" in record["error"]
+    fresh = d.client()  # (a connection made after the reload: its limits are the new ones)
+    assert fresh.call("status", {})["daemon"]["pid"] == d.pid
