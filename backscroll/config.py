@@ -515,7 +515,7 @@ def _convert(tp: Any, value: Any, dotted: str, source: str, problems: list[str])
             # (0 is refused below for these: the fix must not offer it)
             least = "> 0" if dotted in MUST_BE_POSITIVE else "≥ 0"
             if isinstance(value, str):
-                fix = "write it without quotes"
+                fix = _text_fix(value, tp)
             elif not ok:
                 fix = f"write {kind}"
             elif value < 0:
@@ -545,6 +545,31 @@ def _convert(tp: Any, value: Any, dotted: str, source: str, problems: list[str])
             return _BAD
         return value
     return value
+
+
+def _text_fix(text: str, tp: type) -> str:
+    """The fix for a number YAML read as text: the quotes around one it would
+    read as a number, else the way to write one it does not (``1e9``: YAML 1.1
+    reads an exponent as a number only with a dot and a sign, ``1.0e+9``)."""
+    import yaml
+
+    try:
+        plain = yaml.safe_load(text)  # (what the same characters read as, unquoted)
+    except yaml.YAMLError:
+        plain = None
+    if isinstance(plain, int | float) and not isinstance(plain, bool):
+        return "write it without quotes"
+    try:
+        number = float(text.replace("_", "x"))  # (no digit separators: YAML reads those)
+    except ValueError:
+        number = math.nan
+    if not math.isfinite(number):
+        return "write a number" if tp is float else "write a whole number"
+    if tp is int and number.is_integer():
+        return f"YAML reads {text!r} as text, not a number; write it in digits: {int(number)}"
+    if tp is int:
+        return f"YAML reads {text!r} as text, not a number; write a whole number"
+    return f"YAML reads {text!r} as text, not a number; write it as {number!r}"
 
 
 def _yaml_number(value: float) -> str:

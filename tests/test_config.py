@@ -92,7 +92,7 @@ redaction:
     problems = caught.value.problems
     expected = {
         "log_levle": "did you mean `log_level`?",
-        "index.debounce_ms": "write it without quotes",
+        "index.debounce_ms": "write a whole number",  # (there are no quotes to leave out)
         "index.on_delete": "use one of them",
         "index.project_roots": "write a YAML list",
         "limits.max_hits": "use a number above 0",
@@ -328,3 +328,23 @@ def test_nan_and_infinity_are_refused_for_every_number_naming_the_key_and_fix(
     monkeypatch.setenv("BACKSCROLL_CONFIG", str(path))
     assert cli.main(["config", "show", "--json"]) == 2
     assert "NaN" not in capsys.readouterr().out
+
+
+def test_a_number_yaml_reads_as_text_gets_the_fix_for_how_it_was_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # YAML 1.1 reads 1e9 as text: there are no quotes to leave out.
+    path = write(tmp_path, "limits:\n  max_hits: 1e2\n  max_turn_chars: '800'\n"
+                 "team:\n  interval_s: 5e-1\n  timeout_s: often\n")  # fmt: skip
+    assert cli.main(["config", "check", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert (
+        f"{path}: limits.max_hits: expected a whole number > 0, got '1e2'; YAML reads '1e2' "
+        "as text, not a number; write it in digits: 100"
+    ) in err
+    assert "limits.max_turn_chars: expected a whole number > 0, got '800'; write it without " \
+        "quotes" in err  # fmt: skip
+    assert "team.interval_s: expected a number > 0, got '5e-1'; YAML reads '5e-1' as text, " \
+        "not a number; write it as 0.5" in err  # fmt: skip
+    assert "team.timeout_s: expected a number > 0, got 'often'; write a number\n" in err
+    assert err.count("without quotes") == 1
