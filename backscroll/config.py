@@ -265,21 +265,19 @@ def _load_yaml(text: str, source: str) -> tuple[Any, list[str]]:
 
     class UniqueKeys(yaml.SafeLoader):
         def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
-            seen: dict[Any, int] = {}
+            seen: dict[Any, Any] = {}
             for key_node, _value in node.value:
                 if key_node.tag == "tag:yaml.org,2002:merge":
                     continue
                 key = self.construct_object(key_node, deep=deep)
-                line = key_node.start_mark.line + 1
+                mark = key_node.start_mark
                 try:
-                    first = seen.setdefault(key, line)
+                    first = seen.setdefault(key, mark)
                 except TypeError:  # an unhashable key: PyYAML reports it below
                     continue
-                if first != line:
-                    duplicates.append(
-                        f"{source}: line {line}: the key {key!r} is given twice (first on "
-                        f"line {first}); keep one of them"
-                    )
+                # (by position, not by line: `{a: 1, a: 2}` gives both on one line)
+                if first.index != mark.index:
+                    duplicates.append(_given_twice(source, key, first, mark))
             return super().construct_mapping(node, deep)
 
     loader = UniqueKeys(text)
@@ -288,6 +286,16 @@ def _load_yaml(text: str, source: str) -> tuple[Any, list[str]]:
     finally:
         loader.dispose()
     return data, duplicates
+
+
+def _given_twice(source: str, key: Any, first: Any, again: Any) -> str:
+    """The problem for ``key`` given at YAML mark ``again`` after ``first``."""
+    line = again.line + 1
+    if first.line == again.line:
+        where = f"twice on this line (columns {first.column + 1} and {again.column + 1})"
+    else:
+        where = f"twice (first on line {first.line + 1})"
+    return f"{source}: line {line}: the key {key!r} is given {where}; keep one of them"
 
 
 #: Sizes, counts and intervals for which 0 makes no sense (0 is not "off").

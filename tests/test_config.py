@@ -348,3 +348,17 @@ def test_a_number_yaml_reads_as_text_gets_the_fix_for_how_it_was_written(
         "not a number; write it as 0.5" in err  # fmt: skip
     assert "team.timeout_s: expected a number > 0, got 'often'; write a number\n" in err
     assert err.count("without quotes") == 1
+
+
+def test_a_key_given_twice_on_one_line_is_an_error_naming_both_columns(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, "hosts: {codex: {enabled: true}, codex: {enabled: false}}\n")
+    assert cli.main(["config", "check", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert (
+        f"{path}: line 1: the key 'codex' is given twice on this line (columns 9 and 33); "
+        "keep one of them"
+    ) in err
+    with pytest.raises(ConfigError, match="given twice on this line"):
+        config.load(write(tmp_path, "limits: {max_hits: 5, max_hits: 6}\n"))
