@@ -38,13 +38,14 @@ def _known_hosts() -> tuple[str, ...]:
 
 
 def cmd_forget(args: argparse.Namespace, parse_date: Any) -> int:
+    from backscroll.cli import project_of
     from backscroll.store import forget, open_writer
 
+    project = project_of(args)  # (--here with --project is refused, as in search)
     cfg = _config(args)
-    project = os.getcwd() if args.here else args.project
     sel = forget.Selection(
         session=args.session,
-        project=os.path.abspath(os.path.expanduser(project)) if project else None,
+        project=project,
         host=args.host,
         before=parse_date(args.before) if args.before else None,
     )

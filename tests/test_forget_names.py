@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from backscroll import cli
 from tests.daemon.harness import claude_user_line, dump_turns, populate, run_cli, session_uuid
 
 FIRST = session_uuid(1)
@@ -170,3 +171,25 @@ def test_a_forget_that_fails_to_open_the_index_lets_go_of_the_rebuild_lock(
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # (a rebuild would get it)
     finally:
         os.close(fd)
+
+
+def test_forget_here_with_a_project_is_refused_and_forgets_nothing(
+    tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    # --here took the current directory's project and dropped --project unread.
+    here = tmp_path / "work"
+    here.mkdir()
+    session = session_uuid(700)
+    transcript = isolated_home / ".claude" / "projects" / "-work" / f"{session}.jsonl"
+    transcript.parent.mkdir(parents=True)
+    transcript.write_text(claude_user_line(session, "u-here", "quince marmalade", str(here)))
+    populate(isolated_home, copies=1)
+    assert run_cli(tmp_path, "index").returncode == 0
+    db = tmp_path / "data" / "index.db"
+    before = dump_turns(db)
+    assert [t for t in before if t[1] == session]
+    monkeypatch.chdir(here)
+    assert cli.main(["forget", "--here", "--project", "/p"]) == 2
+    assert "give --here or --project, not both" in capsys.readouterr().err
+    assert dump_turns(db) == before
