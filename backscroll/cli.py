@@ -702,10 +702,11 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         if os.environ.get("BACKSCROLL_DEBUG") == "1":
             raise
+        # 2, as for every error: 1 means "nothing matched" to a script reading `search`
         return _fail(
             args,
             f"unexpected error: {exc!r} (run with BACKSCROLL_DEBUG=1 for the traceback)",
-            1,
+            2,
         )
 
 

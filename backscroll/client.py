@@ -169,10 +169,20 @@ class Client:
             line = self._readline()
         except OSError as exc:
             raise DaemonNotRunning(f"lost the daemon at {self.path}: {exc}") from None
-        reply = json.loads(line)
+        reply = _reply(line)
+        if reply is None:
+            # Not a reply at all (something else listens there, or the stream broke):
+            # as good as no daemon, so the caller reads the index directly.
+            self.close()
+            raise DaemonNotRunning(
+                f"the daemon at {self.path} answered something that is not a JSON-RPC "
+                "reply; restart it (`systemctl --user restart backscroll`)"
+            )
         if "error" in reply:
             err = reply["error"]
-            raise RemoteError(int(err.get("code", 0)), str(err.get("message", "")))
+            if not isinstance(err, dict):
+                err = {"message": str(err)}
+            raise RemoteError(_code(err.get("code")), str(err.get("message", "")))
         return reply.get("result")
 
     def _readline(self) -> bytes:
@@ -184,6 +194,19 @@ class Client:
             self._buf += chunk
         line, _, self._buf = self._buf.partition(b"\n")
         return line
+
+
+def _reply(line: bytes) -> dict[str, Any] | None:
+    """The reply object in ``line``, or None when it is not one."""
+    try:
+        reply = json.loads(line)
+    except (ValueError, RecursionError):  # (UnicodeDecodeError is a ValueError)
+        return None
+    return reply if isinstance(reply, dict) else None
+
+
+def _code(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def warn_stderr(message: str) -> None:
