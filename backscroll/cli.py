@@ -280,6 +280,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def cmd_sessions(args: argparse.Namespace) -> int:
+    _check_window(args.since_days, None, None)  # (as search checks it, naming the flag)
     params = {
         k: v
         for k, v in {

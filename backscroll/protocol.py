@@ -9,6 +9,7 @@ things.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, fields
 from typing import Any
@@ -85,6 +86,19 @@ def _check(cond: bool, message: str) -> None:
         raise ProtocolError(INVALID_PARAMS, message)
 
 
+def _time_value(v: Any) -> bool:
+    """Whether ``v`` is absent or a finite number ≥ 0 (days, or Unix seconds): a
+    negative or NaN window matches nothing, an infinite one everything."""
+    if v is None:
+        return True
+    if not isinstance(v, int | float) or isinstance(v, bool):
+        return False
+    try:
+        return math.isfinite(float(v)) and v >= 0
+    except OverflowError:  # an integer past any float
+        return False
+
+
 @dataclass(frozen=True)
 class SearchParams:
     query: str
@@ -123,9 +137,7 @@ class SearchParams:
             v = data.get(name)
             _check(v is None or isinstance(v, str), f"{name} must be a string")
         for name in ("since_days", "since", "until"):
-            v = data.get(name)
-            ok = v is None or (isinstance(v, int | float) and not isinstance(v, bool) and v >= 0)
-            _check(ok, f"{name} must be a number ≥ 0")
+            _check(_time_value(data.get(name)), f"{name} must be a finite number ≥ 0")
         for name in ("limit", "context", "max_turn_chars", "max_total_chars"):
             v = data.get(name)
             ok = v is None or (isinstance(v, int) and not isinstance(v, bool) and v >= 0)
@@ -172,9 +184,7 @@ class SessionsParams:
         for name in ("host", "project", "session"):
             v = data.get(name)
             _check(v is None or isinstance(v, str), f"{name} must be a string")
-        v = data.get("since_days")
-        _check(v is None or (isinstance(v, int | float) and not isinstance(v, bool)),
-               "since_days must be a number")  # fmt: skip
+        _check(_time_value(data.get("since_days")), "since_days must be a finite number ≥ 0")
         lim = data.get("limit", 50)
         _check(isinstance(lim, int) and not isinstance(lim, bool) and 0 < lim <= 10000,
                "limit must be a whole number from 1 to 10000")  # fmt: skip
