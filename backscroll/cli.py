@@ -333,7 +333,7 @@ def cmd_forget(args: argparse.Namespace) -> int:
 def cmd_daemon(args: argparse.Namespace) -> int:
     from backscroll.daemon.server import run_daemon
 
-    return run_daemon(_config(args))
+    return run_daemon(_config(args), _config_file(args))
 
 
 # --------------------------------------------------------------------------- parser

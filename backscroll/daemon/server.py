@@ -138,8 +138,11 @@ class Lock:
 
 
 class Daemon:
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, config_file: Path | None = None) -> None:
         self.config = config
+        #: The file named with --config, read again at SIGHUP (None: the default
+        #: location, where a missing file means the defaults, as for the CLI).
+        self.config_file = config_file
         self.socket_path = config.socket_path()
         self.db = config.db_path()
         self.lock = Lock(config.data_path() / "daemon.lock")
@@ -402,7 +405,7 @@ class Daemon:
         if self.stopping.is_set():
             return
         try:
-            new = config_mod.load(Path(self.config.source) if self.config.source else None)
+            new = config_mod.load(self.config_file)
         except BackscrollError as exc:
             log.error("config reload failed; keeping the old config",
                       extra={"event": "reload_error", "error": str(exc)})  # fmt: skip
@@ -504,8 +507,8 @@ def _socket_alive(path: Path) -> bool:
         sock.close()
 
 
-async def _main(config: Config) -> int:
-    daemon = Daemon(config)
+async def _main(config: Config, config_file: Path | None) -> int:
+    daemon = Daemon(config, config_file)
     try:
         await daemon.startup()
     except BackscrollError as exc:
@@ -521,8 +524,9 @@ async def _main(config: Config) -> int:
     return daemon.exit_code
 
 
-def run_daemon(config: Config) -> int:
-    """``backscroll daemon``: run in the foreground until SIGTERM/SIGINT."""
+def run_daemon(config: Config, config_file: Path | None = None) -> int:
+    """``backscroll daemon``: run in the foreground until SIGTERM/SIGINT;
+    ``config_file`` is the file given with --config, if one was."""
     setup_logging(config.effective_log_level())
     try:
         import uvloop
@@ -530,4 +534,4 @@ def run_daemon(config: Config) -> int:
         runner: Any = uvloop.run
     except ImportError:  # pragma: no cover - Windows or a minimal install
         runner = asyncio.run
-    return int(runner(_main(config)))
+    return int(runner(_main(config, config_file)))

@@ -7,6 +7,7 @@ import json
 import signal
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from tests.daemon.conftest import DaemonFactory
@@ -56,3 +57,26 @@ def test_a_reload_to_a_nan_idle_timeout_is_refused_and_new_clients_are_served(
     assert "server.idle_timeout_s" in record["error"] and "finite" in record["error"]
     fresh = d.client()  # (a connection made after the reload: its limits are the new ones)
     assert fresh.call("status", {})["daemon"]["pid"] == d.pid
+
+
+def test_a_default_config_file_deleted_before_a_reload_means_the_defaults(
+    daemon_factory: DaemonFactory, tmp_path: Path
+) -> None:
+    # As for the CLI: a missing file at the default location is the defaults, not
+    # an error (the file read at start was taken as one named explicitly).
+    default = tmp_path / "home" / ".config" / "backscroll" / "config.yaml"
+    default.parent.mkdir(parents=True)
+    default.write_text("hosts:\n  codex:\n    enabled: false\n", encoding="utf-8")
+    d = daemon_factory()
+    assert d.config_path is None  # (no BACKSCROLL_CONFIG: the default location)
+
+    def codex_roots() -> list[str]:
+        return [r["path"] for r in d.call("status", {})["roots"] if r["host"] == "codex"]
+
+    assert not codex_roots()
+    default.write_text("hosts:\n  codex:\n    enabled: false\nlog_level: info\n")
+    assert reload(d)["event"] == "reloaded"
+    default.unlink()
+    record = reload(d)
+    assert record["event"] == "reloaded", record
+    assert codex_roots()  # the defaults: every host on
