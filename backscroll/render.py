@@ -189,6 +189,8 @@ def status(result: dict[str, Any]) -> str:
             )
         if daemon.get("last_error"):
             lines.append(f"last error: {daemon['last_error']}")
+        for change in daemon.get("restart_needed") or ():
+            lines.append(f"restart needed: {change}")
     else:
         lines.append(
             f"daemon: not used ({result['daemon_skipped']}); figures read from the index"

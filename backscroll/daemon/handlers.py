@@ -114,6 +114,9 @@ class DaemonContext:
     team: Callable[[], dict[str, Any] | None] = lambda: None
     #: Start the web viewer if it is not serving; its URL (for ``ui``).
     start_ui: Callable[[], Awaitable[dict[str, Any]]] | None = None
+    #: Config changes the last reload could not apply (data_dir, socket): each
+    #: says what the daemon still uses until it is restarted.
+    restart_needed: list[str] = field(default_factory=list)
 
 
 Method = Callable[[DaemonContext, Any], Awaitable[Any]]
@@ -156,6 +159,7 @@ async def status(ctx: DaemonContext, params: Any) -> Any:
             "requests": ctx.requests,
             "fts": fts_now(ctx),
             "bulk_load": ctx.worker.indexer.writer.bulk,
+            "restart_needed": list(ctx.restart_needed),
         },
         "roots": ctx.watcher.modes(),
         **totals,

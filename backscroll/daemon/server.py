@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import fcntl
 import json
 import logging
@@ -378,6 +379,8 @@ class Daemon:
         if w is not None:
             scan = w.state.scan
             doing = f"; indexing {scan.line()}" if scan is not None else ""
+            if self.ctx is not None and self.ctx.restart_needed:
+                doing += "; restart to apply the new data_dir/socket"
             systemd.notify(
                 f"STATUS=serving; queue {w.queue_depth()}; {w.state.files_indexed} files indexed"
                 + doing
@@ -410,6 +413,7 @@ class Daemon:
             log.error("config reload failed; keeping the old config",
                       extra={"event": "reload_error", "error": str(exc)})  # fmt: skip
             return
+        new, restart = self._keep_places(new)
         old_team, self.config = self.config.team, new
         level = getattr(logging, new.effective_log_level().upper(), logging.INFO)
         logging.getLogger("backscroll").setLevel(level)
@@ -438,7 +442,28 @@ class Daemon:
             if new.ui.enabled:
                 await self._start_ui()
         self.worker.submit("reconcile")
-        log.info("config reloaded", extra={"event": "reloaded", "hosts": len(hosts)})
+        self.ctx.restart_needed = restart
+        fix = "restart the daemon (`systemctl --user restart backscroll`)"
+        for change in restart:
+            log.warning(f"config reloaded, but {change}",
+                        extra={"event": "restart_needed", "fix": fix})  # fmt: skip
+        log.info("config reloaded", extra={"event": "reloaded", "hosts": len(hosts),
+                 "restart_needed": restart})  # fmt: skip
+
+    def _keep_places(self, new: Config) -> tuple[Config, list[str]]:
+        """``new`` with the data directory and socket this daemon runs on, and what
+        of them changed: the lock, the index, the read pool and the listening
+        socket were taken at start, so a change applies only at a restart."""
+        restart = []
+        running_data, wanted_data = self.config.data_path(), new.data_path()
+        if wanted_data != running_data:
+            restart.append(f"data_dir changed to {wanted_data}: the daemon still uses "
+                           f"{running_data} until it is restarted")  # fmt: skip
+        if new.socket_path() != self.socket_path:
+            restart.append(f"socket changed to {new.socket_path()}: the daemon still listens "
+                           f"on {self.socket_path} until it is restarted")  # fmt: skip
+        kept = dataclasses.replace(new, data_dir=self.config.data_dir, socket=self.config.socket)
+        return kept, restart
 
     # ------------------------------------------------------------------ serve / shutdown
 

@@ -10,8 +10,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from backscroll import render
+from backscroll.client import Client
 from tests.daemon.conftest import DaemonFactory
-from tests.daemon.harness import DaemonProcess
+from tests.daemon.harness import DaemonProcess, _short_dir
 
 DEADLINE = 30.0
 
@@ -80,3 +82,35 @@ def test_a_default_config_file_deleted_before_a_reload_means_the_defaults(
     record = reload(d)
     assert record["event"] == "reloaded", record
     assert codex_roots()  # the defaults: every host on
+
+
+def test_a_reload_that_moves_data_dir_or_socket_keeps_both_and_says_to_restart(
+    daemon_factory: DaemonFactory, tmp_path: Path
+) -> None:
+    # (no BACKSCROLL_HOME / BACKSCROLL_SOCKET: the config file places both)
+    sock_dir, _ = _short_dir(tmp_path)
+    data, sock = tmp_path / "data-a", sock_dir / "a.sock"
+    d = daemon_factory(
+        env={"BACKSCROLL_HOME": "", "BACKSCROLL_SOCKET": ""},
+        config=f"data_dir: {data}\nsocket: {sock}\n",
+    )
+    assert d.config_path is not None
+    client = Client(sock)
+    client.connect()
+    try:
+        assert client.call("status", {})["daemon"]["restart_needed"] == []
+        moved_data, moved_sock = tmp_path / "data-b", sock_dir / "b.sock"
+        d.config_path.write_text(f"data_dir: {moved_data}\nsocket: {moved_sock}\n")
+        record = reload(d)
+        assert record["event"] == "reloaded" and len(record["restart_needed"]) == 2
+        warned = [r for r in events(d, "restart_needed") if r["level"] == "warning"]
+        assert len(warned) == 2 and all("restart" in r["fix"] for r in warned)
+        status = client.call("status", {})  # still served where it started
+    finally:
+        client.close()
+    needed = status["daemon"]["restart_needed"]
+    assert any(f"data_dir changed to {moved_data}" in n and str(data) in n for n in needed)
+    assert any(f"socket changed to {moved_sock}" in n and str(sock) in n for n in needed)
+    assert status["daemon"]["socket"] == str(sock)
+    assert not moved_sock.exists() and not (moved_data / "index.db").exists()
+    assert "restart needed: data_dir changed to" in render.status(status)
