@@ -2,7 +2,9 @@
 
 A malformed, oversized or half-sent request gets a JSON-RPC error (or a
 timeout) and, when the stream can no longer be trusted, the connection is
-closed; the daemon keeps serving everyone else. Every connection is bounded in
+closed; the daemon keeps serving everyone else. A last request whose newline
+never came (the client shut its side down) is answered all the same. Every
+connection is bounded in
 time (a request must arrive within ``request_timeout_s`` of its first byte, a
 reply must be taken within ``write_timeout_s``) and in size (request line,
 query text, reply). When ``max_connections`` are open, the longest-idle
@@ -127,11 +129,19 @@ async def _loop(
         finally:
             ctx.idle.pop(writer, None)
         if not chunk:
+            if buf.strip():
+                # The client shut its side down after a last request without its
+                # newline: answer it (a whole request is served, a cut one gets a
+                # parse error saying why) rather than close without a word.
+                await _send(writer, await _answer(ctx, limits, bytes(buf), ended=True), limits)
             return
         buf += chunk
 
 
-async def _answer(ctx: DaemonContext, limits: ServerConfig, line: bytes) -> bytes:
+async def _answer(
+    ctx: DaemonContext, limits: ServerConfig, line: bytes, ended: bool = False
+) -> bytes:
+    """The reply to one request line (``ended``: the connection ended before its newline)."""
     ctx.requests += 1
     rid: Any = None
     try:
@@ -140,7 +150,13 @@ async def _answer(ctx: DaemonContext, limits: ServerConfig, line: bytes) -> byte
         value = await dispatch(ctx, method, params)
         reply = protocol.result(rid, value)
     except ProtocolError as exc:
-        return protocol.error(rid, exc.code, exc.message)
+        message = exc.message
+        if ended and exc.code == protocol.PARSE_ERROR:
+            message += (
+                "; the connection ended before the request's newline "
+                "(send one JSON object per line, ending in a newline)"
+            )
+        return protocol.error(rid, exc.code, message)
     except Exception as exc:
         log.exception("request failed", extra={"event": "request_error", "error": repr(exc)})
         return protocol.error(rid, protocol.INTERNAL_ERROR, f"internal error: {exc!r}")

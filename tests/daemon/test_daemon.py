@@ -305,6 +305,22 @@ def test_a_half_sent_request_times_out_and_the_daemon_keeps_serving(
     assert d.call("status", {})["daemon"]["pid"] == d.pid
 
 
+def test_a_last_request_without_its_newline_is_answered_when_the_client_shuts_down(
+    daemon_factory: DaemonFactory,
+) -> None:
+    d = daemon_factory()
+    with d.raw_connect() as whole, d.raw_connect() as cut:
+        whole.sendall(b'{"jsonrpc": "2.0", "id": 3, "method": "status", "params": {}}')
+        whole.shutdown(socket.SHUT_WR)  # (`printf '...' | nc -U` does this)
+        reply = read_reply(whole)
+        assert reply["id"] == 3 and reply["result"]["daemon"]["pid"] == d.pid
+        cut.sendall(b'{"jsonrpc": "2.0", "id": 4, "meth')
+        cut.shutdown(socket.SHUT_WR)
+        error = read_reply(cut)["error"]
+        assert error["code"] == protocol.PARSE_ERROR
+        assert "ended before the request's newline" in error["message"]
+
+
 def test_a_protocol_version_mismatch_names_both_versions(daemon_factory: DaemonFactory) -> None:
     d = daemon_factory()
     with pytest.raises(RemoteError) as caught:
