@@ -331,9 +331,13 @@ def cmd_forget(args: argparse.Namespace) -> int:
 
 
 def cmd_daemon(args: argparse.Namespace) -> int:
-    from backscroll.daemon.server import run_daemon
+    from backscroll.daemon.server import config_failed, run_daemon
 
-    return run_daemon(_config(args), _config_file(args))
+    try:
+        config = _config(args)
+    except BackscrollError as exc:
+        return config_failed(exc)
+    return run_daemon(config, _config_file(args))
 
 
 # --------------------------------------------------------------------------- parser

@@ -29,7 +29,7 @@ from backscroll.config import Config
 from backscroll.daemon import systemd
 from backscroll.daemon.connection import serve_connection
 from backscroll.daemon.handlers import DaemonContext, ReadPool
-from backscroll.daemon.logging import setup_logging
+from backscroll.daemon.logging import log_format, setup_logging
 from backscroll.daemon.team import TeamRunner
 from backscroll.daemon.ui import UiServer
 from backscroll.daemon.watcher import Watcher
@@ -547,6 +547,21 @@ async def _main(config: Config, config_file: Path | None) -> int:
     finally:
         await daemon.shutdown()
     return daemon.exit_code
+
+
+def config_failed(exc: BackscrollError) -> int:
+    """A config that does not load stops the daemon before it starts. Under a
+    service manager that is said as the daemon's other lines are, a JSON line
+    (with its journald priority under systemd), so that `journalctl -p warning`
+    and `backscroll logs` show why the service died; on a terminal it is the
+    plain sentence every command prints (raised on to the CLI)."""
+    if log_format(sys.stderr) == "text":
+        raise exc
+    setup_logging("info")  # (not the config's level: the config is what failed)
+    log.error("the config does not load; the daemon did not start",
+              extra={"event": "startup_failed", "error": str(exc),
+                     "fix": "fix what each problem names, then start it again"})  # fmt: skip
+    return exc.exit_code
 
 
 def run_daemon(config: Config, config_file: Path | None = None) -> int:

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import pty
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+from tests.daemon.harness import daemon_env
 
 LOG = """
 import logging
@@ -42,3 +47,50 @@ def test_lines_elsewhere_are_plain_json_even_with_an_inherited_journal_stream(
     for inherited in (None, "1:2", "garbage"):
         lines = _log_to(tmp_path / "plain", inherited)
         assert len(lines) == 5 and all(json.loads(line)["msg"] for line in lines), inherited
+
+
+def _daemon_with_a_bad_config(tmp_path: Path, stderr: Any, env: dict[str, str]) -> int:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("server:\n  idle_timeout_s: .nan\n")
+    run_env = daemon_env(tmp_path, {"BACKSCROLL_CONFIG": str(bad), **env})
+    return subprocess.run(
+        [sys.executable, "-m", "backscroll", "daemon"], stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL, stderr=stderr, env=run_env, timeout=60, check=False,
+    ).returncode  # fmt: skip
+
+
+def test_a_config_that_stops_the_daemon_is_a_json_line_with_its_priority_in_the_journal(
+    tmp_path: Path,
+) -> None:
+    # `journalctl -p warning` (as the README suggests) must show why the service died.
+    journal = tmp_path / "journal"
+    with open(journal, "w") as err:
+        st = os.fstat(err.fileno())
+        code = _daemon_with_a_bad_config(
+            tmp_path, err, {"JOURNAL_STREAM": f"{st.st_dev}:{st.st_ino}"}
+        )
+    assert code == 2
+    (line,) = journal.read_text().splitlines()
+    assert line.startswith("<3>"), line
+    record = json.loads(line[3:])
+    assert record["level"] == "error" and record["event"] == "startup_failed"
+    assert "server.idle_timeout_s" in record["error"] and record["fix"]
+
+
+def test_a_config_that_stops_the_daemon_is_a_plain_sentence_on_a_terminal(
+    tmp_path: Path,
+) -> None:
+    master, slave = pty.openpty()
+    try:
+        code = _daemon_with_a_bad_config(tmp_path, slave, {})
+        os.close(slave)
+        out = b""
+        with contextlib.suppress(OSError):  # (EIO once the terminal's other end is closed)
+            while chunk := os.read(master, 65536):
+                out += chunk
+    finally:
+        os.close(master)
+    assert code == 2
+    text = out.decode()
+    assert text.startswith("backscroll: ") and "server.idle_timeout_s" in text, text
+    assert "{" not in text
