@@ -92,6 +92,9 @@ class Layout:
     environment: tuple[tuple[str, str], ...] = ()
     home: str = "~"
     marker: bool = True
+    #: The daemon's paths (data, socket, config) under /tmp or /var/tmp: there
+    #: PrivateTmp= would give the daemon a /tmp of its own, hidden from its clients.
+    in_tmp: tuple[str, ...] = ()
 
 
 def template_layout(platform: Platform) -> Layout:
@@ -137,14 +140,30 @@ def current_layout(platform: Platform) -> Layout:
                 str(r) for s in build_hosts(cfg) for r in s.reader.database_dirs(host_env)
             )
         )
+    data_dir, socket_dir = str(cfg.data_path()), str(cfg.socket_path().parent)
+    from backscroll.paths import config_path
+
+    places = (data_dir, socket_dir, str(config_path()))
     return Layout(
         program=tuple(program()),
-        data_dir=str(cfg.data_path()),
-        socket_dir=str(cfg.socket_path().parent),
+        data_dir=data_dir,
+        socket_dir=socket_dir,
         database_roots=roots,
         environment=env,
         home=str(home),
+        in_tmp=tuple(dict.fromkeys(p for p in places if under_tmp(p))),
     )
+
+
+#: The directories PrivateTmp= replaces with the service's own.
+PRIVATE_TMP_DIRS = ("/tmp", "/var/tmp")
+
+
+def under_tmp(path: str) -> bool:
+    """Whether ``path`` (as given, or with its symlinks resolved) is in /tmp or /var/tmp."""
+    forms = {os.path.abspath(os.path.expanduser(path))}
+    forms.add(os.path.realpath(next(iter(forms))))
+    return any(f == t or f.startswith(t + "/") for f in forms for t in PRIVATE_TMP_DIRS)
 
 
 def _database_roots(home: Path, platform: str, environ: dict[str, str]) -> tuple[str, ...]:
@@ -179,13 +198,25 @@ def render_unit(layout: Layout) -> str:
     rw = [layout.data_dir, layout.socket_dir]
     rw_lines = "".join(f"ReadWritePaths=-{_sd_quote(p)}\n" for p in rw)
     db_lines = "".join(f"ReadWritePaths=-{_sd_quote(p)}\n" for p in layout.database_roots)
+    private_tmp = "PrivateTmp=yes\n"
+    if layout.in_tmp:
+        private_tmp = (
+            "# PrivateTmp= is left out: a /tmp of the service's own would hide these from\n"
+            "# its clients: " + ", ".join(_sd_comment(p) for p in layout.in_tmp) + "\n"
+        )
     return _UNIT.format(
         head=head,
         exec_start=exec_start,
         env_lines=env_lines,
         rw_lines=rw_lines,
         db_lines=db_lines,
+        private_tmp=private_tmp,
     )
+
+
+def _sd_comment(text: str) -> str:
+    """``text`` kept on one comment line."""
+    return text.replace("\n", " ").replace("\r", " ")
 
 
 _UNIT = """\
@@ -257,8 +288,7 @@ PrivateUsers=yes
 ProtectSystem=strict
 {rw_lines}{db_lines}RuntimeDirectory=backscroll
 RuntimeDirectoryMode=0700
-PrivateTmp=yes
-PrivateDevices=yes
+{private_tmp}PrivateDevices=yes
 ProtectKernelTunables=yes
 ProtectKernelModules=yes
 ProtectKernelLogs=yes
@@ -429,6 +459,8 @@ def install(
     if dry_run:
         out.say(f"would write {path}:")
         out.lines.extend("    " + line for line in text.splitlines())
+        if platform == "systemd" and layout.in_tmp:
+            out.say(_tmp_note(layout))
         out.say("would run:" if live else "then you would run:")
         out.lines.extend("    " + _cmd(c) for c in commands)
         return out
@@ -446,6 +478,8 @@ def install(
     os.chmod(tmp, 0o644)  # (an older .tmp left with other bits)
     os.replace(tmp, path)
     out.say(f"{'updated' if update else 'wrote'} {path}")
+    if platform == "systemd" and layout.in_tmp:
+        out.say(_tmp_note(layout))
     if not live:
         manager = "launchctl" if platform == "launchd" else "systemctl --user"
         out.say(f"{manager} is not reachable here; to start the service, run:")
@@ -459,6 +493,16 @@ def install(
             out.say("the service manager refused; see `backscroll service status`")
             break
     return out
+
+
+def _tmp_note(layout: Layout) -> str:
+    return (
+        f"note: the unit leaves out PrivateTmp=, since {', '.join(layout.in_tmp)} "
+        f"{'is' if len(layout.in_tmp) == 1 else 'are'} under /tmp, where a /tmp of the "
+        "service's own would hide them from the CLI; to keep that part of the sandbox, "
+        "put them elsewhere (BACKSCROLL_HOME, BACKSCROLL_SOCKET, BACKSCROLL_CONFIG) "
+        "and install again"
+    )
 
 
 def uninstall(

@@ -9,6 +9,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 import tomllib
 from pathlib import Path
 
@@ -133,6 +134,33 @@ def test_systemd_analyze_verifies_the_unit_install_writes(
     done = _analyze(written.parent, isolated_home)
     assert done.returncode == 0, done.stderr
     assert done.stderr.strip() == "", done.stderr
+
+
+def test_a_socket_or_index_under_tmp_gets_a_unit_without_private_tmp_that_verifies(
+    tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch, no_manager: None,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    # PrivateTmp=yes gave the daemon a /tmp of its own: a socket or an index under
+    # /tmp was made where no client could see it.
+    sock = Path(tempfile.mkdtemp(prefix="bs-", dir="/tmp")) / "backscroll.sock"
+    monkeypatch.setenv("BACKSCROLL_SOCKET", str(sock))
+    try:
+        assert run_cli("service", "install") == 0
+    finally:
+        shutil.rmtree(sock.parent)
+    out = capsys.readouterr().out
+    written = service.service_path("systemd")
+    svc = parse_unit(written.read_text())["Service"]
+    assert "PrivateTmp" not in svc
+    assert f"ReadWritePaths=-{sock.parent}" in written.read_text()
+    assert "leaves out PrivateTmp=" in out and str(sock.parent) in out
+    done = _analyze(written.parent, isolated_home)
+    assert done.returncode == 0 and done.stderr.strip() == "", done.stderr
+    elsewhere = service.Layout(
+        program=("/usr/bin/backscroll",), data_dir="/home/u/.local/share/backscroll",
+        socket_dir="/run/user/1000/backscroll",
+    )  # fmt: skip
+    assert parse_unit(service.render_unit(elsewhere))["Service"]["PrivateTmp"] == "yes"
 
 
 def test_plist_is_a_valid_background_launch_agent() -> None:
