@@ -323,14 +323,30 @@ def bad_command(argv: list[str]) -> int:
     return 1
 
 
+def parse_input(raw: bytes) -> Any:
+    """The hook's JSON, decoded leniently: a byte sequence that is not valid in
+    the input's encoding (UTF-8, or UTF-16/32 by its first bytes) becomes U+FFFD,
+    so one stray byte costs one character, not the prompt's recall."""
+    return json.loads(raw.decode(json.detect_encoding(raw), "replace"))
+
+
+def described(exc: BaseException) -> str:
+    """A failure for the log, without the input: the log is no place for the
+    prompt (it may hold a key), and a decoding error's repr quotes the bytes."""
+    if isinstance(exc, UnicodeDecodeError | UnicodeEncodeError):  # (``object``: the text)
+        return f"{type(exc).__name__}: {exc.reason} at {exc.start}"
+    if isinstance(exc, json.JSONDecodeError):  # (``doc`` holds the input: not shown)
+        return f"JSONDecodeError: {exc.msg} at line {exc.lineno} column {exc.colno}"
+    return repr(exc)[:500]
+
+
 def main(host: str, config_path: str | None = None) -> int:
     """Run the hook; always exits 0 (a recall hook must never block a prompt)."""
     import os
 
     start = time.monotonic()
     try:
-        raw = sys.stdin.buffer.read(MAX_STDIN_BYTES)
-        payload = json.loads(raw)
+        payload = parse_input(sys.stdin.buffer.read(MAX_STDIN_BYTES))
         text = respond(host, payload, search_index(config_path), os.environ)
         if text:
             sys.stdout.write(text + "\n")
@@ -340,7 +356,7 @@ def main(host: str, config_path: str | None = None) -> int:
             "level": "warning",
             "event": "hook_error",
             "host": host,
-            "error": repr(exc)[:500],
+            "error": described(exc),
             "ms": round((time.monotonic() - start) * 1000, 1),
             "hint": "the prompt went on without recall; run `backscroll doctor` if this repeats",
         }

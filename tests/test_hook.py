@@ -406,3 +406,42 @@ def test_recall_reaches_the_host_on_a_terminal_that_is_not_utf8(shared: Path) ->
     text = context_of(done)
     assert text.splitlines()[0] == recall.HEADER
     done.stdout.decode("ascii")  # (escaped: every host reads JSON escapes)
+
+
+SECRETS = "AKIAIOSFODNN7EXAMPLE ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+
+
+def test_a_byte_that_is_not_utf8_costs_one_character_not_the_recall(shared: Path) -> None:
+    # A latin-1 "é" (0xE9) in an otherwise UTF-8 prompt: one stray byte.
+    stdin = (
+        json.dumps(claude_input(RECALLS_HEXPM + " caf\x00")).encode().replace(b"\\u0000", b"\xe9")
+    )
+    done = run_hook(shared, "claude-code", stdin)
+    assert f"session {HEXPM}" in context_of(done)
+    assert done.stderr == b""
+
+
+@pytest.mark.parametrize(
+    "stdin",
+    [
+        f'{{"prompt": "{SECRETS} caf\xe9'.encode("latin-1"),  # cut off, and not UTF-8
+        f'{{"prompt": "{SECRETS}", }}'.encode(),  # not JSON
+        f'{{"prompt": "{SECRETS}\x01"}}'.encode(),  # a raw control character
+    ],
+    ids=["cut-latin1", "trailing-comma", "control-char"],
+)
+def test_a_hook_failure_is_logged_without_the_prompts_text(shared: Path, stdin: bytes) -> None:
+    done = run_hook(shared, "claude-code", stdin)
+    assert (done.returncode, done.stdout) == (0, b"")
+    entry = json.loads(done.stderr.decode().splitlines()[0])
+    assert entry["event"] == "hook_error"
+    assert "AKIA" not in done.stderr.decode() and "ghp_" not in done.stderr.decode()
+    assert "caf" not in done.stderr.decode()
+
+
+def test_an_encoding_error_is_described_without_its_text() -> None:
+    try:
+        f"{SECRETS} \udce9".encode()
+    except UnicodeEncodeError as exc:
+        line = hook.described(exc)
+    assert line.startswith("UnicodeEncodeError: ") and "AKIA" not in line
