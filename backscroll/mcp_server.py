@@ -4,8 +4,9 @@ Every tool call goes through :func:`backscroll.access.query` (the daemon when it
 runs, else the index directly, flagged in the answer). Results are bounded by the
 config's ``limits`` whatever the caller asks for, and transcript text comes back
 framed as recalled data (see :mod:`backscroll.recall`), with the JSON result as
-structured content beside it. The caller's own session is left out of searches
-when its host says which one it is (``CLAUDE_CODE_SESSION_ID``, ...).
+structured content beside it, bounded the same way (:mod:`backscroll.mcp_result`).
+The caller's own session is left out of searches when its host says which one it
+is (``CLAUDE_CODE_SESSION_ID``, ...).
 
 The protocol is spoken here, without the MCP SDK: the stdio transport is one
 JSON-RPC message per line, and three read-only tools need only ``initialize``,
@@ -28,6 +29,7 @@ from typing import IO, Any
 from backscroll import __version__, recall
 from backscroll.config import Config
 from backscroll.errors import BackscrollError
+from backscroll.mcp_result import structured
 from backscroll.mcp_tools import DEFAULT_WINDOW, MAX_CONTEXT, MAX_WINDOW, TOOL_NAMES, TOOLS
 from backscroll.wording import worded
 
@@ -150,17 +152,17 @@ def call_tool(
                 if note:
                     result["message"] = f"{result.get('message') or 'no match'}; {note}"
         framed = recall.frame_search(result, caller, budget)
-        return framed.text, _structured(result, caller, "hits", framed.shown)
+        return framed.text, structured(result, caller, "hits", framed.shown, budget, params)
     if name == "list_sessions":
         params = sessions_params(args)
         result = worded(query(cfg, "sessions", params), "mcp", params)
         framed = recall.frame_sessions(result, budget)
-        return framed.text, _structured(result, caller, "sessions", framed.shown)
+        return framed.text, structured(result, caller, "sessions", framed.shown, budget, params)
     if name == "read_session":
         params = session_params(cfg, args)
         result = worded(query(cfg, "session", params), "mcp", params)
         framed = recall.frame_session(result, caller, budget)
-        return framed.text, _structured(result, caller, "turns", framed.shown)
+        return framed.text, structured(result, caller, "turns", framed.shown, budget, params)
     raise RpcError(INVALID_PARAMS, f"unknown tool {name!r}; the tools are {', '.join(TOOL_NAMES)}")
 
 
@@ -195,21 +197,6 @@ def _team_search(cfg: Config, params: dict[str, Any]) -> dict[str, Any]:
     from backscroll.team.query import search
 
     return search(cfg, params)
-
-
-def _structured(
-    result: Mapping[str, Any], caller: str | None, items: str, shown: int
-) -> dict[str, Any]:
-    """The JSON result, carrying the same notice and per-turn flags as the text, and
-    only the items the text shows (so it keeps to the same size limit)."""
-    out: dict[str, Any] = {"notice": recall.HEADER, **result}
-    out[items] = list(out.get(items) or [])[:shown]
-    for hit in out.get("hits") or []:
-        hit["from_another_session"] = bool(caller) and hit.get("session_id") != caller
-    for turn in [*(out.get("hits") or []), *(out.get("turns") or [])]:
-        if turn.get("tainted"):
-            turn["taint_note"] = recall.TAINT_NOTE
-    return out
 
 
 def _error_text(exc: Exception) -> str:

@@ -97,6 +97,9 @@ _COMMON = {
     # Why the answer is empty or short, as data ({"code": ..., fields}); message words it.
     "reason": {"type": ["object", "null"], "properties": {"code": _STR}},
     "daemon": _BOOL,
+    # Items of this answer left out to keep it within limits.max_total_chars (the
+    # text and this JSON each); an item whose text was cut has truncated: true.
+    "cut_for_size": {"type": "integer", "minimum": 0},
 }
 
 SEARCH_OUTPUT = {

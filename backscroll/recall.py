@@ -13,7 +13,7 @@ Imports only the standard library: the hooks must start fast.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 HEADER = (
@@ -148,6 +148,45 @@ def _context_lines(ctx: Mapping[str, Any]) -> list[str]:
     return lines + quote(str(ctx.get("text") or ""))
 
 
+#: Ends a block cut to fit the size limit.
+CUT = " […cut: size limit]"
+
+
+def _fit(
+    head: list[str],
+    blocks: list[str],
+    tally: Callable[[int], str],
+    max_chars: int,
+    *,
+    sep: str = "\n\n",
+    cut: bool = True,
+) -> Framed:
+    """``head``, the tally line, the most of ``blocks`` that fit and the footer,
+    in at most ``max_chars`` characters. With ``cut``, a first block too long to
+    fit whole is cut to fit; none is shown when even that leaves no room."""
+
+    def text(shown: list[str]) -> str:
+        return "\n".join([*head, tally(len(shown)), "", sep.join(shown), FOOTER])
+
+    shown: list[str] = []
+    for block in blocks:
+        if len(text([*shown, block])) > max_chars:
+            break
+        shown.append(block)
+    if not shown and blocks and cut:
+        room = max_chars - len(text([""])) - len(CUT)
+        if room > 0:
+            shown = [blocks[0][:room].rstrip() + CUT]
+    return Framed(text(shown), len(shown))
+
+
+def _direct(result: Mapping[str, Any]) -> list[str]:
+    """The line saying the daemon did not answer this."""
+    if result.get("daemon") is not False:
+        return []
+    return ["(no daemon running: answered from the index directly)"]
+
+
 def frame_search(
     result: Mapping[str, Any],
     caller: str | None,
@@ -156,7 +195,8 @@ def frame_search(
     excerpt_chars: int | None = None,
     hits: list[Mapping[str, Any]] | None = None,
 ) -> Framed:
-    """A search result as framed text of at most ``max_chars`` characters.
+    """A search result as framed text of at most ``max_chars`` characters (when
+    that holds the header and notes at all).
 
     Hits that would not fit are left out and counted, never cut mid-line.
     """
@@ -164,8 +204,7 @@ def frame_search(
     head = [HEADER]
     if caller is None:
         head.append("(the current session could not be identified; hits may include it)")
-    if result.get("daemon") is False:
-        head.append("(no daemon running: answered from the index directly)")
+    head.extend(_direct(result))
     head.extend(flat(note, MESSAGE_CHARS) for note in result.get("notes") or [])
     if result.get("fallback") == "any" and result.get("message"):
         head.append(flat(result["message"], MESSAGE_CHARS))
@@ -173,28 +212,22 @@ def frame_search(
         head.append(flat(result.get("message") or "no match", MESSAGE_CHARS))
         return Framed("\n".join(head), 0)
     total = int(result.get("total") or len(chosen))
-    body: list[str] = []
-    used = sum(len(h) + 1 for h in head) + len(FOOTER) + 160  # 160: the tally line
-    for hit in chosen:
-        block = hit_block(hit, caller, excerpt_chars)
-        if used + len(block) + 2 > max_chars:
-            if body:
-                break
-            block = block[: max(max_chars - used - 2, 0)].rstrip() + " […cut: size limit]"
-        body.append(block)
-        used += len(block) + 2
-    shown = len(body)
-    tally = f"{shown} of {total}{'+' if total >= 10000 else ''} matching turn(s) shown"
     # The same turn in several sessions (a fork, a resumed or migrated chat) is shown once.
     copies = int(result.get("duplicates") or 0)
-    if copies:
-        tally += f"; {copies} more the same as a turn shown"
-    if total - copies > shown:
-        tally += (
-            f"; {total - copies - shown} more not shown (size and count limits) — narrow with "
-            "host, project, role or days, or use a more specific query"
-        )
-    return Framed("\n".join([*head, tally, "", "\n\n".join(body), FOOTER]), shown)
+
+    def tally(shown: int) -> str:
+        line = f"{shown} of {total}{'+' if total >= 10000 else ''} matching turn(s) shown"
+        if copies:
+            line += f"; {copies} more the same as a turn shown"
+        if total - copies > shown:
+            line += (
+                f"; {total - copies - shown} more not shown (size and count limits) — narrow "
+                "with host, project, role or days, or use a more specific query"
+            )
+        return line
+
+    blocks = [hit_block(hit, caller, excerpt_chars) for hit in chosen]
+    return _fit(head, blocks, tally, max_chars)
 
 
 def frame_session(result: Mapping[str, Any], caller: str | None, max_chars: int) -> Framed:
@@ -213,52 +246,46 @@ def frame_session(result: Mapping[str, Any], caller: str | None, max_chars: int)
     ]
     if s.get("resume_command"):
         head.append(f"resume: {flat(s['resume_command'], 1000)}")
-    if result.get("daemon") is False:
-        head.append("(no daemon running: answered from the index directly)")
+    head.extend(_direct(result))
     if result.get("message") and result.get("turns"):
         head.append(flat(result["message"], MESSAGE_CHARS))
     turns = list(result.get("turns") or [])
     w = result.get("window") or {}
     total = int(w.get("total") or 0)
-    used = sum(len(h) + 1 for h in head) + len(FOOTER) + 200
-    body: list[str] = []
+    blocks: list[str] = []
     for t in turns:
         lines = [f"── turn {t['n']} of {total} · {_date(t.get('timestamp'))} · {t.get('role')}"
                  + (" (sub-agent)" if t.get("subagent") else "")]  # fmt: skip
         if t.get("tainted"):
             lines.append(f"  note: {TAINT_NOTE}")
         lines.extend(quote(str(t.get("text") or "")))
-        block = "\n".join(lines)
-        if used + len(block) + 2 > max_chars:
-            if body:
-                break
-            block = block[: max(max_chars - used - 2, 0)].rstrip() + " […cut: size limit]"
-        body.append(block)
-        used += len(block) + 2
-    if not body:
+        blocks.append("\n".join(lines))
+    size = len(turns)
+
+    def span(shown: int) -> str:
+        first, last = turns[0]["n"], turns[max(shown, 1) - 1]["n"]
+        line = f"turns {first}-{last} of {total} shown"
+        if last < total:
+            line += f"; read on with around={last + 1 + size // 2}, window={size}"
+        if first > 1:
+            line += f"; earlier turns with around={max(first - size + size // 2, 1)}, window={size}"
+        return line
+
+    framed = _fit(head, blocks, span, max_chars) if turns else Framed("", 0)
+    if not framed.shown:
         head.append(flat(result.get("message") or "no turns in that window", MESSAGE_CHARS))
         return Framed("\n".join(head), 0)
-    first, last = turns[0]["n"], turns[len(body) - 1]["n"]
-    size = len(turns)
-    span = f"turns {first}-{last} of {total} shown"
-    if last < total:
-        span += f"; read on with around={last + 1 + size // 2}, window={size}"
-    if first > 1:
-        span += f"; earlier turns with around={max(first - size + size // 2, 1)}, window={size}"
-    return Framed("\n".join([*head, span, "", "\n\n".join(body), FOOTER]), len(body))
+    return framed
 
 
 def frame_sessions(result: Mapping[str, Any], max_chars: int) -> Framed:
     """A session list (metadata only: titles are transcript text, so quoted too)."""
     items = list(result.get("sessions") or [])
-    head = [HEADER]
-    if result.get("daemon") is False:
-        head.append("(no daemon running: answered from the index directly)")
+    head = [HEADER, *_direct(result)]
     if not items:
         head.append(flat(result.get("message") or "no sessions", MESSAGE_CHARS))
         return Framed("\n".join(head), 0)
-    used = sum(len(h) + 1 for h in head) + len(FOOTER) + 120
-    body: list[str] = []
+    blocks: list[str] = []
     for s in items:
         last = s.get("last_activity") or s.get("started")
         lines = [
@@ -268,12 +295,12 @@ def frame_sessions(result: Mapping[str, Any], max_chars: int) -> Framed:
         ]
         if s.get("resume_command"):
             lines.append(f"  resume: {flat(s['resume_command'], 1000)}")
-        block = "\n".join(lines)
-        if used + len(block) + 1 > max_chars and body:
-            break
-        body.append(block)
-        used += len(block) + 1
-    tally = f"{len(body)} session(s) shown, most recent first"
-    if len(body) < len(items):
-        tally += f"; {len(items) - len(body)} more left out for size — narrow with host or project"
-    return Framed("\n".join([*head, tally, "", "\n".join(body), FOOTER]), len(body))
+        blocks.append("\n".join(lines))
+
+    def tally(shown: int) -> str:
+        line = f"{shown} session(s) shown, most recent first"
+        if shown < len(items):
+            line += f"; {len(items) - shown} more left out for size — narrow with host or project"
+        return line
+
+    return _fit(head, blocks, tally, max_chars, sep="\n")

@@ -617,3 +617,87 @@ def test_a_refused_request_is_not_blamed_on_a_stale_index(anon: McpProcess) -> N
     )["result"]
     assert nan["isError"] is True
     assert "days must be a number" in text_of(nan) and "since_days" not in text_of(nan)
+
+
+# --------------------------------------------------------------------------- size limits
+
+
+def json_chars(data: Any) -> int:
+    """Characters of ``data`` as the compact JSON the server writes."""
+    return len(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
+
+
+@pytest.mark.parametrize("budget", [1500, 6000])
+def test_text_and_structured_content_each_keep_to_max_total_chars(
+    tmp_path: Path, budget: int
+) -> None:
+    """Claude Code and VS Code hand structuredContent to the model: it is held to
+    limits.max_total_chars like the text, says what it left out, and still
+    satisfies the tool's outputSchema."""
+    import jsonschema
+
+    config = f"limits:\n  max_hits: 20\n  max_turn_chars: 800\n  max_total_chars: {budget}\n"
+    env = build_index(tmp_path, copies=8, config=config)
+    mcp = McpProcess(tmp_path, env)
+    try:
+        schemas = {
+            t["name"]: t["outputSchema"] for t in mcp.request("tools/list")["result"]["tools"]
+        }
+        calls: list[tuple[str, dict[str, Any], str]] = [
+            ("search_history", {"query": "phoenix opentelemetry", "limit": 20}, "hits"),
+            ("search_history", {"query": "phoenix", "context": 3}, "hits"),
+            ("list_sessions", {"limit": 100}, "sessions"),
+            ("read_session", {"session": STAGE0, "window": 40}, "turns"),
+        ]
+        results = [(mcp.call(name, args), name, items) for name, args, items in calls]
+    finally:
+        mcp.close()
+    for result, name, items in results:
+        data = result["structuredContent"]
+        assert len(text_of(result)) <= budget, name
+        assert json_chars(data) <= budget, name
+        jsonschema.validate(data, schemas[name])
+        assert data[items], name  # (the limit leaves room for some)
+        assert data["cut_for_size"] >= 0
+    hits = results[0][0]["structuredContent"]
+    assert len(hits["hits"]) + hits["dropped"] + hits.get("duplicates", 0) == hits["total"]
+    listed = results[2][0]["structuredContent"]
+    assert listed["cut_for_size"] > 0  # 8 copies of 5 sessions do not fit
+    assert f"{listed['cut_for_size']} more left out for size" in listed["message"]
+
+
+def test_a_small_limit_still_bounds_the_text_exactly(tmp_path: Path) -> None:
+    env = build_index(tmp_path, config="limits:\n  max_total_chars: 500\n")
+    mcp = McpProcess(tmp_path, env)
+    try:
+        found = mcp.call("search_history", {"query": "phoenix"})
+        listed = mcp.call("list_sessions", {"limit": 100})
+        window = mcp.call("read_session", {"session": STAGE0})
+    finally:
+        mcp.close()
+    for result in (found, listed, window):
+        assert len(text_of(result)) <= 500, text_of(result)
+        assert text_of(result).startswith(recall.HEADER)
+
+
+def test_one_hit_too_long_for_the_limit_is_cut_and_marked_truncated() -> None:
+    import jsonschema
+
+    from backscroll.mcp_result import size, structured
+    from backscroll.mcp_tools import SEARCH_OUTPUT
+
+    excerpt = 'a "quoted"\nline\t' * 400  # JSON escapes: longer as JSON than as text
+    hit = {"session_id": "s1", "host": "claude-code", "role": "user", "excerpt": excerpt,
+           "matches": [[0, 1], [6000, 6006]], "n": 1, "timestamp": None,
+           "context": [{"position": "after", "role": "assistant", "text": "x" * 3000}]}  # fmt: skip
+    result = {"schema": 1, "query": "a", "hits": [hit, dict(hit, n=2)], "total": 2,
+              "dropped": 0, "message": None, "reason": None}  # fmt: skip
+    data = structured(result, None, "hits", 2, 1500, {"query": "a"})
+    assert size(data) <= 1500
+    jsonschema.validate(data, SEARCH_OUTPUT)
+    (kept,) = data["hits"]
+    assert kept["truncated"] is True and excerpt.startswith(kept["excerpt"])
+    assert len(kept["excerpt"]) > 500 and "context" not in kept
+    assert kept["matches"] == [[0, 1]]
+    assert data["cut_for_size"] == 1 and data["dropped"] == 1
+    assert data["message"].startswith("showing 1 of 2 matches")
