@@ -11,34 +11,42 @@ import os
 
 from backscroll import paths
 from backscroll.client import Client, RemoteError, try_connect, warn_stderr
-from backscroll.errors import BackscrollError
+from backscroll.errors import BackscrollError, DaemonNotRunning
 
 TYPE_CHECKING = False  # typing is not imported at run time: this is the CLI's hot path
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
     from typing import Any
 
     from backscroll.config import Config
 
 
-def _ask(client: Client, method: str, params: dict[str, Any]) -> dict[str, Any]:
+def _ask(client: Client, method: str, params: dict[str, Any]) -> dict[str, Any] | None:
+    """The daemon's answer; None when it did not answer in time or went away
+    mid-request (a hung or crashed daemon): the caller reads the index instead.
+    Only read-only methods come this way, so asking twice is harmless."""
     with client:
         try:
             result = client.call(method, params)
         except RemoteError as exc:
             raise BackscrollError(exc.message) from None
+        except (DaemonNotRunning, ValueError):  # (timed out, closed, or a garbled reply)
+            return None
     out = dict(result)
     if method != "status":
         out["daemon"] = True
     return out
 
 
-def _direct(cfg: Config, method: str, params: dict[str, Any]) -> dict[str, Any]:
+def _direct(
+    cfg: Config, method: str, params: dict[str, Any], *, indexing: bool = True
+) -> dict[str, Any]:
     from backscroll import direct
     from backscroll.protocol import ProtocolError
 
     try:
-        result = direct.query(cfg, method, params)
+        result = direct.query(cfg, method, params, indexing=indexing)
     except ProtocolError as exc:
         raise BackscrollError(exc.message) from None
     out = dict(result)
@@ -46,15 +54,44 @@ def _direct(cfg: Config, method: str, params: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _lost(client: Client, timeout: float) -> str:
+    return (
+        f"the daemon at {client.path} did not answer within {timeout:g} s, or went away; "
+        "answered from the index as it stands. Restart the daemon if this repeats "
+        "(`backscroll doctor` shows its state)"
+    )
+
+
+def _answer(
+    client: Client | None,
+    cfg: Config | None,
+    load: Callable[[], Config],
+    method: str,
+    params: dict[str, Any],
+    passed: list[str],
+) -> dict[str, Any]:
+    """The daemon's answer through ``client``, else the index's (``load`` gives the
+    config when ``cfg`` is None: the daemon's path does not need it)."""
+    if client is not None:
+        answer = _ask(client, method, params)
+        if answer is not None:
+            return answer
+        lost = _lost(client, client.timeout)
+        warn_stderr(lost)
+        # The daemon owns the writing: read what is indexed, without indexing.
+        return _skipped(_direct(cfg or load(), method, params, indexing=False), [lost])
+    return _skipped(_direct(cfg or load(), method, params), passed)
+
+
 def query(
     cfg: Config, method: str, params: dict[str, Any], timeout: float = 60.0
 ) -> dict[str, Any]:
-    """The method's result as a dict, with ``"daemon": true|false`` saying who answered."""
+    """The method's result as a dict, with ``"daemon": true|false`` saying who
+    answered. A daemon that does not answer within ``timeout`` seconds (or drops
+    the connection) is passed over for the index, read without indexing first."""
     passed: list[str] = []
     client = try_connect(cfg.socket_path(), timeout, warn=_told(passed), db=cfg.db_path())
-    if client is not None:
-        return _ask(client, method, params)
-    return _skipped(_direct(cfg, method, params), passed)
+    return _answer(client, cfg, lambda: cfg, method, params, passed)
 
 
 def _told(passed: list[str]) -> Any:
@@ -110,6 +147,4 @@ def query_fast(
         socket, db = paths.socket_path_text(), os.path.join(paths.data_dir_text(), "index.db")
     passed: list[str] = []
     client = try_connect(socket, timeout, warn=_told(passed), db=db)
-    if client is not None:
-        return _ask(client, method, params)
-    return _skipped(_direct(cfg or load_config(config_file), method, params), passed)
+    return _answer(client, cfg, lambda: load_config(config_file), method, params, passed)

@@ -67,15 +67,18 @@ def refresh(config: Config) -> None:
                     extra={"event": "refresh_error", "error": repr(exc)})  # fmt: skip
 
 
-def query(config: Config, method: str, params: Any) -> Any:
+def query(config: Config, method: str, params: Any, *, indexing: bool = True) -> Any:
+    """The answer read from the index in this process. With ``indexing`` (no daemon
+    runs) what changed is indexed first; without it (a daemon runs, and owns the
+    writing, but did not answer) the index is read as it stands."""
     # (Not at the top: `backscroll index` needs neither.)
     from backscroll import methods, protocol
 
     db = config.db_path()
     protocol.check_query_length(method, params, config.server.max_query_chars)
-    if method == "search":
+    if indexing and method == "search":
         refresh(config)
-    elif not db.exists():
+    elif indexing and not db.exists():
         index(config)
     conn = open_readonly(db)
     try:

@@ -135,6 +135,19 @@ def session_params(cfg: Config, args: Mapping[str, Any]) -> dict[str, Any]:
 
 Query = Callable[[Config, str, dict[str, Any]], dict[str, Any]]
 
+#: Seconds a tool call waits for the daemon beyond its own limit on one query
+#: (``server.query_timeout_s``, past which it answers with an error saying to
+#: narrow the query). A daemon silent that long is hung, or lost its connection:
+#: the call reads the index itself instead (as the hook does after 0.5 s).
+DAEMON_GRACE = 2.0
+
+
+def daemon_query(cfg: Config, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """:func:`backscroll.access.query`, waiting a bounded time for the daemon."""
+    from backscroll.access import query
+
+    return query(cfg, method, params, timeout=cfg.server.query_timeout_s + DAEMON_GRACE)
+
 
 def call_tool(
     cfg: Config, name: str, args: Mapping[str, Any], caller: str | None, query: Query
@@ -245,11 +258,7 @@ class McpServer:
     ) -> None:
         self.cfg = cfg
         self.caller = recall.caller_session(env)
-        if query is None:
-            from backscroll.access import query as access_query
-
-            query = access_query
-        self.query: Query = query
+        self.query: Query = daemon_query if query is None else query
 
     def answer(self, message: Any) -> Any:
         """The reply to one decoded line: a message, or a batch (a list) of them

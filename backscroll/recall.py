@@ -181,9 +181,12 @@ def _fit(
 
 
 def _direct(result: Mapping[str, Any]) -> list[str]:
-    """The line saying the daemon did not answer this."""
+    """The line saying the daemon did not answer this, and why when one runs."""
     if result.get("daemon") is not False:
         return []
+    if result.get("daemon_skipped"):
+        why = flat(result["daemon_skipped"], MESSAGE_CHARS)
+        return [f"(daemon not used: {why}; answered from the index directly)"]
     return ["(no daemon running: answered from the index directly)"]
 
 
