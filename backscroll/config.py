@@ -205,10 +205,28 @@ def load(path: Path | None = None, *, known_hosts: tuple[str, ...] | None = None
     except OSError as exc:
         raise ConfigError([f"{path}: cannot read it ({exc}); check its permissions"]) from exc
     except yaml.YAMLError as exc:
-        raise ConfigError(
-            [f"{path}: not valid YAML ({exc}); fix the syntax where it points"]
-        ) from exc
+        raise ConfigError([f"{path}: {_yaml_problem(exc)}"]) from exc
     return parse(data, str(path), known_hosts=known_hosts, problems=duplicates)
+
+
+def _yaml_problem(exc: Exception) -> str:
+    """A YAML syntax error by line and column, without the lines of the file that
+    PyYAML quotes: one may hold a password (``team.url``), and the MCP server
+    hands config problems to the agent."""
+    import yaml
+
+    mark = getattr(exc, "problem_mark", None)
+    if not isinstance(exc, yaml.MarkedYAMLError) or mark is None:
+        return f"not valid YAML ({' '.join(str(exc).split())}); fix its syntax"
+    problem = exc.problem or "a syntax error"
+    during = ""
+    if exc.context:
+        at = f" at line {exc.context_mark.line + 1}" if exc.context_mark is not None else ""
+        during = f" ({exc.context}{at})"
+    return (
+        f"not valid YAML at line {mark.line + 1}, column {mark.column + 1}: {problem}{during}; "
+        "fix the syntax there"
+    )
 
 
 #: A config file is a few hundred bytes; past this, something else is in its place.

@@ -121,6 +121,19 @@ def test_unreadable_yaml_names_the_file(tmp_path: Path) -> None:
         config.load(path)
 
 
+def test_a_yaml_error_says_where_without_quoting_the_file(tmp_path: Path) -> None:
+    # PyYAML quotes the lines around an error: here, a password in team.url.
+    path = write(tmp_path, 'team:\n  url: "postgresql://alice:S3cretPassw0rd@db.example/team\n')
+    with pytest.raises(ConfigError) as raised:
+        config.load(path)
+    text = str(raised.value)
+    assert text.startswith(f"{path}: not valid YAML at line 3, column 1: ")
+    assert "while scanning a quoted scalar at line 2" in text and text.endswith(
+        "fix the syntax there"
+    )
+    assert "S3cret" not in text and "postgresql" not in text
+
+
 def test_env_overrides_beat_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = write(tmp_path, "data_dir: ~/from-file\nsocket: ~/from-file.sock\nlog_level: error\n")
     monkeypatch.setenv("BACKSCROLL_CONFIG", str(path))
