@@ -19,10 +19,10 @@ HOOK_HOSTS = ("claude-code", "codex", "gemini-cli", "copilot-cli")
 def cmd_mcp(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from backscroll import config, mcp_server
+    from backscroll import mcp_server
 
-    cfg = config.load(Path(args.config) if getattr(args, "config", None) else None)
-    return mcp_server.serve(cfg)
+    # (The config is loaded by the server: a broken one is a tool error, not a failed start.)
+    return mcp_server.serve(Path(args.config) if getattr(args, "config", None) else None)
 
 
 def cmd_hook(args: argparse.Namespace) -> int:

@@ -24,11 +24,12 @@ import math
 import os
 import sys
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import IO, Any
 
-from backscroll import __version__, recall
+from backscroll import __version__, config, recall
 from backscroll.config import Config
-from backscroll.errors import BackscrollError
+from backscroll.errors import BackscrollError, ConfigError
 from backscroll.mcp_result import structured
 from backscroll.mcp_tools import DEFAULT_WINDOW, MAX_CONTEXT, MAX_WINDOW, TOOL_NAMES, TOOLS
 from backscroll.wording import worded
@@ -38,6 +39,17 @@ log = logging.getLogger("backscroll")
 
 class ToolInputError(BackscrollError):
     """An argument the tool cannot use; the message names it and the fix."""
+
+
+class ConfigProblem(BackscrollError):
+    """The config cannot be loaded: every tool call says so, with the fix."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__(
+            f"the config cannot be used, so no tool answers until it is fixed: "
+            f"{'; '.join(problems)}. `backscroll config check` lists every problem; the "
+            "next call reads the config again, no restart needed"
+        )
 
 
 def _allowed(args: Mapping[str, Any], names: tuple[str, ...]) -> None:
@@ -254,11 +266,28 @@ class McpServer:
     """
 
     def __init__(
-        self, cfg: Config, env: Mapping[str, str] | None = None, query: Query | None = None
+        self,
+        cfg: Config | Callable[[], Config],
+        env: Mapping[str, str] | None = None,
+        query: Query | None = None,
     ) -> None:
-        self.cfg = cfg
+        #: The config, or how to load it: a config that cannot be loaded does not
+        #: stop the server (the host would only say it failed to start); each tool
+        #: call tries again, and until then answers with the problem and its fix.
+        self._cfg = cfg if isinstance(cfg, Config) else None
+        self._load = cfg if not isinstance(cfg, Config) else None
         self.caller = recall.caller_session(env)
         self.query: Query = daemon_query if query is None else query
+
+    def config(self) -> Config:
+        """The config, loaded now if it could not be before; ConfigProblem if it still cannot."""
+        if self._cfg is None:
+            assert self._load is not None
+            try:
+                self._cfg = self._load()
+            except ConfigError as exc:
+                raise ConfigProblem(exc.problems) from None
+        return self._cfg
 
     def answer(self, message: Any) -> Any:
         """The reply to one decoded line: a message, or a batch (a list) of them
@@ -325,7 +354,7 @@ class McpServer:
         if not isinstance(args, dict):
             raise RpcError(INVALID_PARAMS, "arguments must be an object")
         try:
-            text, data = call_tool(self.cfg, str(name), args, self.caller, self.query)
+            text, data = call_tool(self.config(), str(name), args, self.caller, self.query)
         except RpcError:
             raise
         except Exception as exc:
@@ -394,7 +423,7 @@ def _error(rid: Any, code: int, message: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}
 
 
-def serve(cfg: Config) -> int:
+def serve(config_file: Path | None = None) -> int:
     """Serve MCP over stdin/stdout until the client closes stdin. Anything else the
     process prints goes to stderr: stdout carries protocol messages only."""
     stdout = sys.stdout.buffer
@@ -402,6 +431,12 @@ def serve(cfg: Config) -> int:
     from backscroll.daemon.logging import setup_logging
 
     setup_logging("warning")  # (stderr: what the MCP client keeps of the server)
+    server = McpServer(lambda: config.load(config_file), os.environ)
+    try:
+        server.config()
+    except ConfigProblem as exc:
+        log.error("config problem: serving tool calls with it as their error",
+                  extra={"event": "mcp_config_error", "error": str(exc)})  # fmt: skip
     with contextlib.suppress(KeyboardInterrupt):
-        McpServer(cfg, os.environ).run(sys.stdin.buffer, stdout)
+        server.run(sys.stdin.buffer, stdout)
     return 0

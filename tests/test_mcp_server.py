@@ -701,3 +701,43 @@ def test_one_hit_too_long_for_the_limit_is_cut_and_marked_truncated() -> None:
     assert kept["matches"] == [[0, 1]]
     assert data["cut_for_size"] == 1 and data["dropped"] == 1
     assert data["message"].startswith("showing 1 of 2 matches")
+
+
+# --------------------------------------------------------------------------- a broken config
+
+
+def test_a_broken_config_still_starts_the_server_and_each_call_says_the_fix(
+    tmp_path: Path, indexed: dict[str, str]
+) -> None:
+    config = tmp_path / "broken.yaml"
+    config.write_text('team:\n  url: "postgresql://alice:S3cretPassw0rd@db.example/team\n')
+    mcp = McpProcess(tmp_path, {**indexed, "BACKSCROLL_CONFIG": str(config)})
+    try:
+        assert mcp.initialize["result"]["serverInfo"]["name"] == "backscroll"
+        tools = mcp.request("tools/list")["result"]["tools"]
+        failed = mcp.call("search_history", {"query": "phoenix"})
+        listed = mcp.call("list_sessions", {})
+        config.write_text("limits:\n  max_hits: 3\n")  # fixed: no restart needed
+        fixed = mcp.call("search_history", {"query": "phoenix"})
+    finally:
+        err = mcp.close()
+    assert len(tools) == 3
+    for result in (failed, listed):
+        assert result["isError"] is True
+        text = text_of(result)
+        assert f"{config}: not valid YAML at line 3, column 1" in text
+        assert "`backscroll config check`" in text and "no restart needed" in text
+        assert "S3cret" not in text
+    assert fixed["isError"] is False and 1 <= len(fixed["structuredContent"]["hits"]) <= 3
+    assert '"event": "mcp_config_error"' in err and "S3cret" not in err
+
+
+def test_a_missing_config_file_is_a_tool_error_naming_it(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere.yaml"
+    mcp = McpProcess(tmp_path, {"BACKSCROLL_CONFIG": str(missing)})
+    try:
+        result = mcp.call("read_session", {"session": STAGE0})
+    finally:
+        mcp.close()
+    assert result["isError"] is True
+    assert f"{missing}: no such config file; create it from config.example.yaml" in text_of(result)
