@@ -484,15 +484,9 @@ def _unknown_host(args: argparse.Namespace) -> str | None:
     host = getattr(args, "host", None)
     if not host or args.func not in (cmd_search, cmd_sessions, cmd_show, cmd_forget):
         return None
-    from backscroll.hosts import HOST_NAMES
+    from backscroll.hosts import unknown_host
 
-    if host in HOST_NAMES:
-        return None
-    import difflib
-
-    close = difflib.get_close_matches(host, HOST_NAMES, n=1)
-    hint = f"did you mean {close[0]}? " if close else ""
-    return f"unknown host {host!r}; {hint}the hosts are: {', '.join(HOST_NAMES)}"
+    return unknown_host(host)
 
 
 def _first_command(argv: list[str]) -> str | None:

@@ -42,3 +42,15 @@ HOST_NAMES: tuple[str, ...] = (
     "amazon-q",
     "iflow-cli",
 )
+
+
+def unknown_host(host: str) -> str | None:
+    """The error for a host name backscroll does not know, the same wherever one
+    is given (the CLI's ``--host``, the MCP tools' ``host``); None for a known one."""
+    if host in HOST_NAMES:
+        return None
+    import difflib
+
+    close = difflib.get_close_matches(host, HOST_NAMES, n=1)
+    hint = f"did you mean {close[0]}? " if close else ""
+    return f"unknown host {host!r}; {hint}the hosts are: {', '.join(HOST_NAMES)}"

@@ -30,6 +30,7 @@ from typing import IO, Any
 from backscroll import __version__, config, recall
 from backscroll.config import Config
 from backscroll.errors import BackscrollError, ConfigError
+from backscroll.hosts import unknown_host
 from backscroll.mcp_result import structured
 from backscroll.mcp_tools import DEFAULT_WINDOW, MAX_CONTEXT, MAX_WINDOW, TOOL_NAMES, TOOLS
 from backscroll.wording import worded
@@ -80,6 +81,15 @@ def _str(args: Mapping[str, Any], name: str) -> str | None:
     return v
 
 
+def _host(args: Mapping[str, Any]) -> str | None:
+    """The host argument: one backscroll knows (the CLI's error otherwise)."""
+    host = _str(args, "host")
+    unknown = None if host is None else unknown_host(host)
+    if unknown is not None:
+        raise ToolInputError(unknown)
+    return host
+
+
 def _days(args: Mapping[str, Any]) -> float | None:
     v = args.get("days")
     if v is None:
@@ -103,7 +113,7 @@ def search_params(cfg: Config, args: Mapping[str, Any], caller: str | None) -> d
     lim = cfg.limits
     params: dict[str, Any] = {
         "query": query,
-        "host": _str(args, "host"),
+        "host": _host(args),
         "project": _str(args, "project"),
         "role": role,
         "since_days": _days(args),
@@ -119,7 +129,7 @@ def search_params(cfg: Config, args: Mapping[str, Any], caller: str | None) -> d
 def sessions_params(args: Mapping[str, Any]) -> dict[str, Any]:
     _allowed(args, ("host", "project", "days", "limit"))
     params = {
-        "host": _str(args, "host"),
+        "host": _host(args),
         "project": _str(args, "project"),
         "since_days": _days(args),
         "limit": _int(args, "limit", 1, 100) or 20,
@@ -140,7 +150,7 @@ def session_params(cfg: Config, args: Mapping[str, Any]) -> dict[str, Any]:
         "around": _int(args, "around", 1),
         "window": _int(args, "window", 1, MAX_WINDOW) or DEFAULT_WINDOW,
         "max_turn_chars": cfg.limits.max_turn_chars,
-        "host": _str(args, "host"),
+        "host": _host(args),
     }
     return {k: v for k, v in params.items() if v is not None}
 

@@ -294,11 +294,9 @@ def test_many_hits_stay_within_the_configured_size_and_say_how_many_were_left_ou
 
 def test_empty_answers_say_why(anon: McpProcess) -> None:
     nomatch = anon.call("search_history", {"query": "zebracrossing"})
-    nohost = anon.call("search_history", {"query": "phoenix", "host": "no-such-host"})
     old = anon.call("search_history", {"query": "phoenix", "days": 1})
     assert nomatch["isError"] is False
     assert "no match for 'zebracrossing'" in text_of(nomatch)
-    assert "host 'no-such-host' is not enabled" in text_of(nohost)
     assert text_of(nomatch).splitlines()[0] == recall.HEADER
     assert "in the last 1 days" in text_of(old) and "are older" in text_of(old)
     # Advice names the tool's arguments, not the CLI's flags.
@@ -307,6 +305,25 @@ def test_empty_answers_say_why(anon: McpProcess) -> None:
     assert "with project; drop a filter or use fewer words" in text_of(narrowed)
     for result in (nomatch, old, narrowed):
         assert " --" not in text_of(result)
+
+
+def test_an_unknown_host_is_the_same_error_in_every_tool_as_in_the_cli(
+    anon: McpProcess, shared: tuple[Path, dict[str, str]]
+) -> None:
+    root, env = shared
+    cli = run_cli(root, "sessions", "--host", "claude", env=env)
+    assert cli.returncode == 2
+    said = cli.stderr.strip().removeprefix("backscroll: ")
+    assert said.startswith("unknown host 'claude'; did you mean claude-code? the hosts are:")
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("search_history", {"query": "phoenix", "host": "claude"}),
+        ("list_sessions", {"host": "claude"}),
+        ("read_session", {"session": STAGE0, "host": "claude"}),
+    ]
+    for name, args in calls:
+        result = anon.call(name, args)
+        assert result["isError"] is True, name
+        assert text_of(result) == f"backscroll: {said}", name
 
 
 def test_nothing_indexed_yet_is_its_own_answer(tmp_path: Path) -> None:
