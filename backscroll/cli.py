@@ -625,12 +625,28 @@ def _undecodable(argv: list[str]) -> str | None:
 def _quiet_pipe() -> int:
     """A closed pipe (``backscroll search x | head -1``) ends quietly: stdout is
     pointed at /dev/null so the interpreter's final flush cannot fail loudly."""
+    if sys.stdout is None:  # no stdout at all (``>&-``): nothing to quieten
+        return 0
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):  # no stdout at all: nothing to quieten
+    except (OSError, ValueError):  # (a stdout without a file descriptor)
         pass
     return 0
+
+
+def _flush_quietly() -> None:
+    """Flush stdout and stderr before exit. One the caller closed (``2>&-``: Python
+    then has None for it) or whose reader went away is let go: the exit code
+    stays the command's (a hook host drops the context on any other)."""
+    for stream in (sys.stdout, sys.stderr):
+        if stream is None:
+            continue
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            if stream is sys.stdout:
+                _quiet_pipe()
 
 
 def _fail(args: Any, text: str, code: int) -> int:
@@ -727,12 +743,8 @@ def entry() -> None:
 
     gc.set_threshold(50_000, 10, 10)
     code = main()
+    _flush_quietly()
     if _nothing_running():
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        except (BrokenPipeError, ValueError):  # (a reader that went away: as in main)
-            _quiet_pipe()
         logging = sys.modules.get("logging")  # (a search's fast path never loads it)
         if logging is not None:
             logging.shutdown()

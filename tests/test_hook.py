@@ -445,3 +445,42 @@ def test_an_encoding_error_is_described_without_its_text() -> None:
     except UnicodeEncodeError as exc:
         line = hook.described(exc)
     assert line.startswith("UnicodeEncodeError: ") and "AKIA" not in line
+
+
+@pytest.mark.parametrize("redirect", ["2>&-", ">&-", ">&- 2>&-"])
+def test_a_closed_stdout_or_stderr_still_exits_0(shared: Path, redirect: str) -> None:
+    """A host drops the context on any exit but 0: a closed stream must not cost it."""
+    hook_cmd = [sys.executable, "-m", "backscroll", "hook", "claude-code"]
+    done = subprocess.run(
+        ["sh", "-c", f'exec "$@" {redirect}', "sh", *hook_cmd],
+        input=json.dumps(claude_input(RECALLS_HEXPM)).encode(),
+        env=hook_env(shared),
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert b"Traceback" not in done.stderr
+    if redirect == "2>&-":  # stdout still reaches the host
+        assert f"session {HEXPM}" in context_of(done)
+
+
+def test_a_host_that_stops_reading_stdout_still_gets_exit_0(shared: Path) -> None:
+    import os
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader went away before the hook wrote
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "backscroll", "hook", "claude-code"],
+            input=json.dumps(claude_input(RECALLS_HEXPM)).encode(),
+            env=hook_env(shared),
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert done.returncode == 0, done.stderr
+    assert b"Traceback" not in done.stderr
