@@ -27,7 +27,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import IO, Any, NamedTuple
 
 from backscroll import recall
 from backscroll.rarity import Rarity, related
@@ -43,6 +43,8 @@ MIN_WORD_LEN = 3
 MIN_NUMBER_LEN = 3
 #: Seconds for connecting to the daemon and for each read of its answer.
 DAEMON_TIMEOUT = 0.5
+#: The input kept in memory. The rest of a longer one is read and dropped (a
+#: host must never be cut off mid-write), and recall uses the prompt's start.
 MAX_STDIN_BYTES = 4 * 1024 * 1024
 
 
@@ -323,11 +325,80 @@ def bad_command(argv: list[str]) -> int:
     return 1
 
 
-def parse_input(raw: bytes) -> Any:
+def read_input(stream: IO[bytes]) -> tuple[bytes, bool]:
+    """The first MAX_STDIN_BYTES of ``stream``, and whether there was more. The
+    rest is read to its end and dropped, in bounded memory: a host writing a
+    longer input is never cut off mid-write (EPIPE)."""
+    head = stream.read(MAX_STDIN_BYTES)
+    more = False
+    while stream.read(1 << 20):
+        more = True
+    return head, more
+
+
+def parse_input(raw: bytes, cut: bool = False) -> Any:
     """The hook's JSON, decoded leniently: a byte sequence that is not valid in
     the input's encoding (UTF-8, or UTF-16/32 by its first bytes) becomes U+FFFD,
-    so one stray byte costs one character, not the prompt's recall."""
-    return json.loads(raw.decode(json.detect_encoding(raw), "replace"))
+    so one stray byte costs one character, not the prompt's recall. An input
+    ``cut`` at MAX_STDIN_BYTES gives what :func:`members_before_cut` finds."""
+    text = raw.decode(json.detect_encoding(raw), "replace")
+    return members_before_cut(text) if cut else json.loads(text)
+
+
+_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _skip_space(text: str, at: int) -> int:
+    found = _SPACE.match(text, at)
+    return found.end() if found else at
+
+
+def members_before_cut(text: str) -> dict[str, Any]:
+    """The members of a JSON object whose end was cut off: each whole one, and a
+    string cut mid-way as far as it goes. Every host puts ``prompt`` after the
+    session id and cwd (Claude Code, Codex, Gemini CLI, Copilot CLI), so for an
+    input past MAX_STDIN_BYTES it is the prompt that is cut, and its start is
+    searched; a member after the cut is missing (another session's id, if it
+    came last, so the current session might not be left out)."""
+    decoder = json.JSONDecoder(strict=False)
+    out: dict[str, Any] = {}
+    at = _skip_space(text, 0)
+    if not text.startswith("{", at):
+        raise ValueError("the hook input is not a JSON object")
+    at += 1
+    while True:
+        at = _skip_space(text, at)
+        if text.startswith(",", at):
+            at = _skip_space(text, at + 1)
+        try:
+            key, at = decoder.raw_decode(text, at)
+            at = _skip_space(text, at)
+            if not isinstance(key, str) or not text.startswith(":", at):
+                break
+            at = _skip_space(text, at + 1)
+        except ValueError:
+            break  # the end of the object, or the cut
+        try:
+            out[key], at = decoder.raw_decode(text, at)
+        except ValueError:
+            if text.startswith('"', at):
+                start = _string_start(text[at:])
+                if start is not None:
+                    out[key] = start
+            break
+    return out
+
+
+def _string_start(cut: str) -> str | None:
+    """A JSON string cut off before its closing quote, decoded as far as it goes
+    (an escape cut in two, like ``\\u00``, is left out); None when it is not one."""
+    for drop in range(6):  # (the longest escape: \uXXXX)
+        try:
+            value = json.loads(cut[: len(cut) - drop] + '"', strict=False)
+        except ValueError:
+            continue
+        return value if isinstance(value, str) else None
+    return None
 
 
 def described(exc: BaseException) -> str:
@@ -346,7 +417,7 @@ def main(host: str, config_path: str | None = None) -> int:
 
     start = time.monotonic()
     try:
-        payload = parse_input(sys.stdin.buffer.read(MAX_STDIN_BYTES))
+        payload = parse_input(*read_input(sys.stdin.buffer))
         text = respond(host, payload, search_index(config_path), os.environ)
         if text:
             sys.stdout.write(text + "\n")

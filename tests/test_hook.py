@@ -484,3 +484,45 @@ def test_a_host_that_stops_reading_stdout_still_gets_exit_0(shared: Path) -> Non
         os.close(write_end)
     assert done.returncode == 0, done.stderr
     assert b"Traceback" not in done.stderr
+
+
+def test_an_input_past_the_size_cap_is_read_to_its_end_and_its_prompts_start_recalls(
+    shared: Path,
+) -> None:
+    """A 7 MB prompt (a pasted log): the host writes all of it without EPIPE, and
+    the first MAX_STDIN_BYTES are searched. Hosts put the prompt last, so the
+    session id before it is kept and the current session still left out."""
+    filler = "the " * (7 * 1024 * 1024 // 4)  # (common words: no search terms)
+    data = json.dumps(claude_input(RECALLS_HEXPM + " " + filler, session=PHOENIX)).encode()
+    assert len(data) > 7_000_000
+    with subprocess.Popen(
+        [sys.executable, "-m", "backscroll", "hook", "claude-code"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=hook_env(shared),
+    ) as proc:
+        assert proc.stdin and proc.stdout and proc.stderr
+        proc.stdin.write(data)  # (BrokenPipeError if the hook stopped reading)
+        proc.stdin.close()  # (the hook's output is small: read after it exits)
+        proc.wait(120)
+        out, err = proc.stdout.read(), proc.stderr.read()
+    done = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+    text = context_of(done)
+    assert f"session {HEXPM}" in text and f"session {PHOENIX}" not in text
+    assert err == b""
+
+
+@pytest.mark.parametrize(
+    ("cut", "prompt"),
+    [
+        ('{"session_id": "s1", "cwd": "/p", "prompt": "parse_config fai', "parse_config fai"),
+        ('{"session_id": "s1", "prompt": "caf\\u00e9 parse_config \\u00', "café parse_config "),
+        ('{"session_id": "s1", "prompt": "parse_config\\', "parse_config"),
+        ('{"session_id": "s1", "prompt": "parse_config\\\\', "parse_config\\"),
+    ],
+    ids=["mid-word", "mid-escape", "after-backslash", "after-escaped-backslash"],
+)
+def test_a_cut_input_keeps_the_members_before_the_cut(cut: str, prompt: str) -> None:
+    members = hook.members_before_cut(cut)
+    assert members["session_id"] == "s1" and members["prompt"] == prompt
