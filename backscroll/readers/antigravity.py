@@ -37,7 +37,7 @@ artifacts. Resume: ``agy --conversation <id>``.
 
 from __future__ import annotations
 
-import json
+import contextlib
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -45,20 +45,18 @@ from typing import Any, ClassVar
 
 from backscroll.model import Cursor, Kind, Problem, ReaderOptions, ReadResult, Role, Session, Turn
 from backscroll.readers.base import (
-    MAX_SIDE_FILE_BYTES,
     BaseReader,
     HostEnv,
     NameIndex,
-    Tail,
     clean_text,
     first_line_title,
     is_absolute_path,
     is_external_tool,
     next_line_number,
-    open_regular,
     parse_time,
     read_json_document,
     resume_in,
+    side_file_objects,
     tail_jsonl,
 )
 
@@ -175,18 +173,8 @@ class _Workspaces:
 
 def _history_rows(path: Path) -> Iterator[dict[str, Any]]:
     """Each JSON object line of ``history.jsonl``; anything else is skipped."""
-    try:
-        # A side file: a FIFO or /dev/zero in its place is refused, long lines skipped.
-        with open_regular(path) as fh:
-            for line in Tail(path, max_line_bytes=MAX_SIDE_FILE_BYTES).iter_stream(fh):
-                try:
-                    row = json.loads(line.raw)
-                except ValueError:
-                    continue
-                if isinstance(row, dict):
-                    yield row
-    except OSError:
-        pass  # what was read stands; the next change reads it again
+    with contextlib.suppress(OSError):  # (what was read stands; the next change reads it again)
+        yield from side_file_objects(path)
 
 
 class AntigravityReader(BaseReader):

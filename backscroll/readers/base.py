@@ -821,6 +821,20 @@ def read_side_file(path: Path, max_bytes: int = MAX_SIDE_FILE_BYTES) -> bytes:
     return read_bounded(path, max_bytes, "side file")
 
 
+def side_file_objects(path: Path) -> Iterator[dict[str, Any]]:
+    """Each JSON object line of a JSONL side file (an index of names, a history);
+    other lines are skipped. A FIFO or /dev/zero in its place is refused and
+    lines over MAX_SIDE_FILE_BYTES are skipped; OSError goes to the caller."""
+    with open_regular(path) as fh:
+        for line in Tail(path, max_line_bytes=MAX_SIDE_FILE_BYTES).iter_stream(fh):
+            try:
+                entry = json.loads(line.raw)
+            except ValueError:
+                continue
+            if isinstance(entry, dict):
+                yield entry
+
+
 def read_json_document(path: Path, max_bytes: int = MAX_DOCUMENT_BYTES) -> Any:
     """Load a whole JSON document of at most ``max_bytes``. Raises ValueError for
     a truncated/garbled one (a document caught mid-write) and OSError if it cannot

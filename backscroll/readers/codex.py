@@ -34,7 +34,6 @@ from backscroll.model import (
     Turn,
 )
 from backscroll.readers.base import (
-    MAX_SIDE_FILE_BYTES,
     BaseReader,
     HostEnv,
     NameIndex,
@@ -52,6 +51,7 @@ from backscroll.readers.base import (
     parse_time,
     read_json_document,
     resume_in,
+    side_file_objects,
     tail_jsonl,
     unread_subagent,
 )
@@ -107,18 +107,10 @@ class _TitleIndex:
     def _load(path: Path) -> dict[str, str]:
         names: dict[str, str] = {}
         try:
-            # A side file: a FIFO or /dev/zero in its place is refused, long lines skipped.
-            with open_regular(path) as fh:
-                for line in Tail(path, max_line_bytes=MAX_SIDE_FILE_BYTES).iter_stream(fh):
-                    try:
-                        entry = json.loads(line.raw)
-                    except ValueError:
-                        continue
-                    if not isinstance(entry, dict):
-                        continue
-                    sid, name = entry.get("id"), entry.get("thread_name")
-                    if isinstance(sid, str) and isinstance(name, str) and name.strip():
-                        names[sid] = name.strip()
+            for entry in side_file_objects(path):
+                sid, name = entry.get("id"), entry.get("thread_name")
+                if isinstance(sid, str) and isinstance(name, str) and name.strip():
+                    names[sid] = name.strip()
         except OSError:
             return {}
         return names

@@ -14,14 +14,18 @@ from typing import Any
 
 import pytest
 
-from backscroll.config import Config
-from backscroll.indexing.indexer import Indexer, build_hosts
 from backscroll.model import ReaderOptions
 from backscroll.readers.amazon_q import AmazonQReader
 from backscroll.readers.base import HostEnv
-from backscroll.store import open_writer
 from tests.daemon.harness import dump_turns
-from tests.readers.util import MemoryIndex, copy_fixture, host_connection, read_fresh, role_counts
+from tests.readers.util import (
+    MemoryIndex,
+    copy_fixture,
+    host_connection,
+    index_home,
+    read_fresh,
+    role_counts,
+)
 
 reader = AmazonQReader()
 DIR = "/home/dev/src/infra"
@@ -64,11 +68,7 @@ def _entry(prompt: str, answer: str, when: str, mid: str) -> dict[str, Any]:
 
 
 def _index(home: Path, db: Path) -> list[tuple[str, str, str, str, str]]:
-    writer = open_writer(db)
-    try:
-        Indexer(writer, build_hosts(Config(), HostEnv(home=home)), Config()).reconcile()
-    finally:
-        writer.close()
+    index_home(home, db)
     return [row for row in dump_turns(db) if row[0] == "amazon-q"]
 
 

@@ -12,8 +12,6 @@ import re
 import shutil
 from pathlib import Path
 
-from backscroll.config import Config
-from backscroll.indexing.indexer import Indexer, build_hosts
 from backscroll.model import ReaderOptions
 from backscroll.protocol import SessionParams
 from backscroll.readers.base import HostEnv
@@ -27,6 +25,7 @@ from tests.readers.util import (
     append_lines,
     fixture,
     grow_file_incrementally,
+    index_home,
     line_cuts,
     read_fresh,
     role_counts,
@@ -259,11 +258,7 @@ def test_default_roots_and_env_overrides(tmp_path: Path) -> None:
 
 def _index(home: Path, db: Path) -> None:
     """One pass of the indexer over ``home`` into ``db``, as ``backscroll index`` does."""
-    writer = open_writer(db)
-    try:
-        Indexer(writer, build_hosts(Config(), HostEnv(home=home)), Config()).reconcile()
-    finally:
-        writer.close()
+    index_home(home, db)
 
 
 def _work_dir(home: Path) -> Path:

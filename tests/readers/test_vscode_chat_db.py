@@ -24,7 +24,7 @@ from backscroll.readers.base import HostEnv, Reader
 from backscroll.readers.vscode_copilot_chat import VsCodeCopilotChatReader
 from backscroll.store import open_writer
 from tests.daemon.harness import dump_turns
-from tests.readers.util import MemoryIndex, read_fresh
+from tests.readers.util import MemoryIndex, index_home, read_fresh
 from tests.readers.vscode_state import (
     INDEX_KEY,
     SESSIONS_KEY,
@@ -55,11 +55,7 @@ def _workspace(home: Path, ws: str = "5e1a7c3d90") -> Path:
 
 
 def _index(home: Path, db: Path) -> Summary:
-    writer = open_writer(db)
-    try:
-        return Indexer(writer, build_hosts(Config(), HostEnv(home=home)), Config()).reconcile()
-    finally:
-        writer.close()
+    return index_home(home, db)
 
 
 def _ours(db: Path) -> list[tuple[str, str, str, str, str]]:

@@ -20,18 +20,17 @@ from typing import Any
 import pytest
 
 from backscroll.config import Config
-from backscroll.indexing.indexer import Indexer, build_hosts
 from backscroll.model import ReaderOptions
 from backscroll.readers import vscode_chat_log as chatlog
 from backscroll.readers.base import HostEnv
 from backscroll.readers.vscode_copilot_chat import VsCodeCopilotChatReader, state_db
-from backscroll.store import open_writer
 from tests.daemon.harness import dump_turns
 from tests.readers.util import (
     MemoryIndex,
     append_lines,
     fixture,
     grow_file_incrementally,
+    index_home,
     line_cuts,
     read_fresh,
     role_counts,
@@ -352,11 +351,7 @@ def test_project_from_workspace_json_and_title_from_the_session_index(tmp_path: 
 
 
 def _index(home: Path, db: Path) -> None:
-    writer = open_writer(db)
-    try:
-        Indexer(writer, build_hosts(Config(), HostEnv(home=home)), Config()).reconcile()
-    finally:
-        writer.close()
+    index_home(home, db)
 
 
 def _initial(state: Any) -> bytes:

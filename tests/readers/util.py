@@ -17,10 +17,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from backscroll.model import Cursor, ReaderOptions, ReadResult, Session, Turn
 from backscroll.readers.base import Reader
+
+if TYPE_CHECKING:
+    from backscroll.indexing.indexer import Summary
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
@@ -177,3 +180,18 @@ def reading_in_background(reader: Reader, path: Path) -> Iterator[BackgroundRead
     finally:
         stop.set()
         thread.join()
+
+
+def index_home(home: Path, db: Path) -> Summary:
+    """One pass of the indexer over every host's default roots under ``home``
+    into ``db``, as ``backscroll index`` does (default config)."""
+    from backscroll.config import Config
+    from backscroll.indexing.indexer import Indexer, build_hosts
+    from backscroll.readers.base import HostEnv
+    from backscroll.store import open_writer
+
+    writer = open_writer(db)
+    try:
+        return Indexer(writer, build_hosts(Config(), HostEnv(home=home)), Config()).reconcile()
+    finally:
+        writer.close()
