@@ -123,21 +123,35 @@ def _subdirs(entries: list[Path]) -> list[Path]:
     return [p for p in entries if not p.is_symlink() and p.is_dir()]
 
 
+#: A ``claude-code-sessions`` found missing is looked for again after this long
+#: (most homes have none: a cold index asks twice per transcript).
+_ABSENT_SECONDS = 5.0
+
+
 class CodeTabSidecars:
     """Session id -> the Code-tab sidecars naming it. A tree is listed again only
-    when one of its directories changes; a sidecar parsed again only when it does."""
+    when one of its directories changes; a sidecar parsed again only when it does;
+    a missing tree is looked for again after _ABSENT_SECONDS."""
 
     def __init__(self) -> None:
         self._trees: dict[Path, _Tree] = {}
+        self._bases: dict[Path, tuple[Path, ...]] = {}
+        self._absent: dict[Path, float] = {}
 
     def of(self, transcript: Path) -> list[Path]:
         """Every Code-tab sidecar naming ``transcript``'s session."""
         home = _home_of(transcript)
         if home is None:
             return []
+        bases = self._bases.get(home)
+        if bases is None:
+            bases = self._bases[home] = tuple(home / u / CODE_SESSIONS_DIR for u in USER_DATA)
         found: list[Path] = []
-        for user_data in USER_DATA:
-            found += self._sessions(home / user_data / CODE_SESSIONS_DIR).get(transcript.stem, ())
+        now = time.monotonic()
+        for base in bases:
+            if now - self._absent.get(base, -_ABSENT_SECONDS) < _ABSENT_SECONDS:
+                continue
+            found += self._sessions(base, now).get(transcript.stem, ())
         return found
 
     def title(self, transcript: Path) -> str | None:
@@ -155,15 +169,17 @@ class CodeTabSidecars:
         title = newest[1].get("title") if newest is not None else None
         return (first_line_title(title) or None) if isinstance(title, str) else None
 
-    def _sessions(self, base: Path) -> dict[str, tuple[Path, ...]]:
+    def _sessions(self, base: Path, now: float) -> dict[str, tuple[Path, ...]]:
         tree = self._trees.get(base)
         if tree is not None and tree.unchanged():
             return tree.by_session
         try:
             tree = self._list(base, tree)
         except OSError:
-            self._trees.pop(base, None)  # (no such tree: one failed stat per look)
+            self._trees.pop(base, None)
+            self._absent[base] = now  # (no such tree: not looked for again at once)
             return {}
+        self._absent.pop(base, None)
         self._trees[base] = tree
         return tree.by_session
 

@@ -667,11 +667,36 @@ def test_a_desktop_code_tab_session_takes_the_title_the_app_shows(
     )
 
 
-def test_the_app_title_wins_over_the_transcripts_custom_title(isolated_home: Path) -> None:
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The monotonic clock the Code-tab lookup reads, moved on by hand."""
+    now = [1_000_000.0]
+    monkeypatch.setattr("backscroll.readers.claude_desktop.time.monotonic", lambda: now[0])
+    return now
+
+
+def test_the_app_title_wins_over_the_transcripts_custom_title(
+    isolated_home: Path, clock: list[float]
+) -> None:
     path = code_tab_transcript(isolated_home, SYNTHETIC)  # it holds custom-title and ai-title
     assert read_fresh(READER, path).sessions[CODE_TAB_SESSION].title == "Stage0 small fixture"
     code_tab_sidecar(isolated_home)
+    clock[0] += 5.0  # (a home found without the app is looked at again after a while)
     assert read_fresh(READER, path).sessions[CODE_TAB_SESSION].title == CODE_TAB_TITLE
+
+
+def test_a_home_without_the_app_is_looked_at_again_only_after_a_while(
+    isolated_home: Path, clock: list[float]
+) -> None:
+    """Most homes have no Claude Desktop: a cold index asks twice per transcript,
+    and each look at the missing folders cost a stat for every OS's place."""
+    path = code_tab_transcript(isolated_home)
+    assert READER.sidecars(path) == []
+    sidecar = code_tab_sidecar(isolated_home)
+    clock[0] += 4.0
+    assert READER.sidecars(path) == []  # (not looked for again yet)
+    clock[0] += 1.0
+    assert READER.sidecars(path) == [sidecar]
 
 
 def test_a_sidecar_without_a_title_or_for_another_session_leaves_the_transcripts(
