@@ -131,27 +131,37 @@ _ABSENT_SECONDS = 5.0
 class CodeTabSidecars:
     """Session id -> the Code-tab sidecars naming it. A tree is listed again only
     when one of its directories changes; a sidecar parsed again only when it does;
-    a missing tree is looked for again after _ABSENT_SECONDS."""
+    a home with none of the app's places is looked at again after _ABSENT_SECONDS."""
 
     def __init__(self) -> None:
         self._trees: dict[Path, _Tree] = {}
-        self._bases: dict[Path, tuple[Path, ...]] = {}
-        self._absent: dict[Path, float] = {}
+        #: Project folder -> the app's places for its home, and when to look at
+        #: them again (0: at once; later while none of them exists).
+        self._folders: dict[str, tuple[tuple[Path, ...], float]] = {}
 
     def of(self, transcript: Path) -> list[Path]:
         """Every Code-tab sidecar naming ``transcript``'s session."""
-        home = _home_of(transcript)
-        if home is None:
-            return []
-        bases = self._bases.get(home)
-        if bases is None:
-            bases = self._bases[home] = tuple(home / u / CODE_SESSIONS_DIR for u in USER_DATA)
-        found: list[Path] = []
+        # (Asked twice per transcript per pass: the places are worked out once
+        # per project folder, without pathlib's parents.)
+        folder = os.path.dirname(transcript)
+        known = self._folders.get(folder)
         now = time.monotonic()
+        if known is None:
+            home = _home_of(Path(folder, "-.jsonl"))  # (the folder's, whatever the file)
+            bases = () if home is None else tuple(home / u / CODE_SESSIONS_DIR for u in USER_DATA)
+            known = (bases, 0.0)
+        bases, again = known
+        if not bases or now < again or transcript.suffix != ".jsonl":
+            if known is not self._folders.get(folder):
+                self._folders[folder] = known
+            return []
+        found: list[Path] = []
+        present = False
         for base in bases:
-            if now - self._absent.get(base, -_ABSENT_SECONDS) < _ABSENT_SECONDS:
-                continue
-            found += self._sessions(base, now).get(transcript.stem, ())
+            sessions = self._sessions(base)
+            present = present or sessions is not None
+            found += (sessions or {}).get(transcript.stem, ())
+        self._folders[folder] = (bases, 0.0 if present else now + _ABSENT_SECONDS)
         return found
 
     def title(self, transcript: Path) -> str | None:
@@ -169,7 +179,8 @@ class CodeTabSidecars:
         title = newest[1].get("title") if newest is not None else None
         return (first_line_title(title) or None) if isinstance(title, str) else None
 
-    def _sessions(self, base: Path, now: float) -> dict[str, tuple[Path, ...]]:
+    def _sessions(self, base: Path) -> dict[str, tuple[Path, ...]] | None:
+        """Session id -> sidecars under ``base``; None when there is no such tree."""
         tree = self._trees.get(base)
         if tree is not None and tree.unchanged():
             return tree.by_session
@@ -177,9 +188,7 @@ class CodeTabSidecars:
             tree = self._list(base, tree)
         except OSError:
             self._trees.pop(base, None)
-            self._absent[base] = now  # (no such tree: not looked for again at once)
-            return {}
-        self._absent.pop(base, None)
+            return None
         self._trees[base] = tree
         return tree.by_session
 

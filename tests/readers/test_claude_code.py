@@ -784,3 +784,14 @@ def test_a_renamed_code_tab_session_gets_its_new_title_on_the_next_pass(
     assert titles() == ["Phoenix, renamed"]
     again, _ = direct.index(cfg)
     assert again.files_changed == 0, "an unchanged sidecar must not force a re-read"
+
+
+def test_a_non_transcript_file_asked_first_does_not_hide_its_folders_sidecars(
+    isolated_home: Path,
+) -> None:
+    """The app's places are worked out once per project folder: a file of that
+    folder that is no transcript, asked about first, must not decide it."""
+    path = code_tab_transcript(isolated_home)
+    sidecar = code_tab_sidecar(isolated_home)
+    assert READER.sidecars(path.with_name("notes.txt")) == []
+    assert READER.sidecars(path) == [sidecar]
