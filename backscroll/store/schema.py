@@ -182,6 +182,13 @@ def _m9_forgotten_index_wide(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE TABLE IF NOT EXISTS forgotten (mark TEXT PRIMARY KEY) WITHOUT ROWID")
 
 
+def _m10_sessions_source(conn: sqlite3.Connection) -> None:
+    """Sessions by the file they are named after: a file found missing hands
+    its sessions to a file still there (store/writer.py), one lookup each rather
+    than a scan of every session per vanished file."""
+    conn.execute("CREATE INDEX IF NOT EXISTS sessions_source ON sessions(source_path)")
+
+
 #: Numbered migrations, applied in order; ``PRAGMA user_version`` records the last.
 MIGRATIONS: tuple[tuple[int, Migration], ...] = (
     (1, _m1_base),
@@ -193,6 +200,7 @@ MIGRATIONS: tuple[tuple[int, Migration], ...] = (
     (7, _m7_fts_watermark),
     (8, _m8_forgotten),
     (9, _m9_forgotten_index_wide),
+    (10, _m10_sessions_source),
 )
 #: Newest schema this code knows: the last migration's number, never written
 #: by hand (a merge that renumbers migrations moves it too). A database newer

@@ -173,6 +173,19 @@ WHERE host = ? AND source_path = ?
 """
 
 
+#: A session named after a file that holds none of its turns (any more) is named
+#: after this one, which holds some (``?1``: this file's path, ``?2``: the
+#: session's row id): a chat VS Code moved from its database to a file, a
+#: transcript that took over from another.
+_TAKE_SOURCE = """
+UPDATE sessions SET source_path = ?1 WHERE id = ?2 AND source_path IS NOT ?1
+  AND EXISTS (SELECT 1 FROM turns WHERE session = ?2
+              AND file = (SELECT id FROM files WHERE path = ?1))
+  AND NOT EXISTS (SELECT 1 FROM turns WHERE session = ?2
+                  AND file = (SELECT id FROM files WHERE path = sessions.source_path))
+"""
+
+
 def _row(values: tuple[Any, ...]) -> FileRow:
     (fid, path, host, size, mtime, inode, hlen, hhash, pos, state, rver, missing, err,
      tail, unreadable) = values  # fmt: skip
@@ -493,6 +506,8 @@ class IndexWriter:
             )
             if report.turns_deleted:
                 self._retime(sessions, rowids, file_id)
+        for sid in {t.session_id for t in result.turns}:
+            self.conn.execute(_TAKE_SOURCE, (update.path, rowids[sid]))
         if result.supersedes and result.replace and rowids:
             dropped = self._drop_superseded(update.host, result.supersedes, rowids, update.path)
             if dropped:

@@ -165,6 +165,17 @@ def test_a_chat_vs_code_moved_to_a_file_is_indexed_once_by_the_file(isolated_hom
     fresh = isolated_home.parent / "fresh.db"
     _index(isolated_home, fresh)
     assert _ours(fresh) == before and _turns_by_file(fresh) == owners
+    # Each session is named after the file that holds it now, as a fresh index names it.
+    assert _source_paths(index_db) == _source_paths(fresh) == set(owners)
+
+
+def _source_paths(db: Path) -> set[str]:
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        rows = conn.execute("SELECT source_path FROM sessions WHERE host = ?", (HOST,))
+        return {str(r[0]) for r in rows.fetchall()}
+    finally:
+        conn.close()
 
 
 def test_a_chat_with_a_file_is_left_to_it_before_the_workspace_is_marked_moved(

@@ -219,3 +219,22 @@ def test_a_session_whose_transcript_moved_names_the_file_that_now_holds_it(
     assert [(s["session_id"], s["source_path"], s["turns"]) for s in sessions] == [
         (TRAE_SID, str(new), 2)
     ]
+
+
+def test_a_vanished_file_finds_the_sessions_named_after_it_through_an_index(
+    tmp_path: Path,
+) -> None:
+    """Hosts prune old transcripts by the thousand; each vanished file hands its
+    sessions on. Found by a scan of every session, 3,000 deletions among 12,000
+    sessions took 11.7 s instead of 0.7 s."""
+    from backscroll.store.writer import _FOLLOW_TURNS
+
+    writer = open_writer(tmp_path / "index.db")
+    try:
+        plan = writer.conn.execute(
+            "EXPLAIN QUERY PLAN " + _FOLLOW_TURNS, ("claude-code", "/gone.jsonl")
+        ).fetchall()
+    finally:
+        writer.close()
+    steps = " | ".join(str(row[-1]) for row in plan)
+    assert "sessions USING INDEX sessions_source" in steps, steps
