@@ -206,7 +206,15 @@ def load(path: Path | None = None, *, known_hosts: tuple[str, ...] | None = None
         raise ConfigError([f"{path}: cannot read it ({exc}); check its permissions"]) from exc
     except yaml.YAMLError as exc:
         raise ConfigError([f"{path}: {_yaml_problem(exc)}"]) from exc
+    except ValueError as exc:  # (an integer of thousands of digits: Python refuses to read it)
+        problem = f"{path}: holds a number too long to read; no setting takes one: shorten it"
+        raise ConfigError([problem]) from exc
     return parse(data, str(path), known_hosts=known_hosts, problems=duplicates)
+
+
+#: Past 2**53 a whole number is no setting (and float() of one past ~2**1024
+#: fails): refused before anything compares or converts it.
+_LARGEST_BITS = 53
 
 
 def _yaml_problem(exc: Exception) -> str:
@@ -525,6 +533,12 @@ def _convert(tp: Any, value: Any, dotted: str, source: str, problems: list[str])
         return value
     if tp is int or tp is float:
         ok = isinstance(value, int | float) and not isinstance(value, bool)
+        if ok and isinstance(value, int) and value.bit_length() > _LARGEST_BITS:
+            problems.append(
+                f"{source}: {dotted}: got a number too large to be a setting; write a number "
+                f"such as {_example(dotted)} (or remove the line for the default)"
+            )
+            return _BAD
         if ok and not math.isfinite(value):
             # (YAML's .nan and .inf: a NaN timeout cannot be waited on, an infinite one
             # turns its guard off, and `config show --json` could not print either)

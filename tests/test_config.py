@@ -375,3 +375,19 @@ def test_a_key_given_twice_on_one_line_is_an_error_naming_both_columns(
     ) in err
     with pytest.raises(ConfigError, match="given twice on this line"):
         config.load(write(tmp_path, "limits: {max_hits: 5, max_hits: 6}\n"))
+
+
+@pytest.mark.parametrize("digits", [400, 5000])
+def test_a_number_too_large_for_any_setting_is_a_config_problem_not_a_crash(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], digits: int
+) -> None:
+    """400 digits overflowed the finite check (OverflowError); 5,000 are past what
+    Python reads as an int at all (ValueError from PyYAML). Both stopped `config
+    check`, the daemon and the MCP server with "unexpected error"."""
+    path = write(tmp_path, "limits:\n  max_total_chars: 1" + "0" * digits + "\n")
+    assert cli.main(["config", "check", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "unexpected error" not in err
+    assert "too large to be a setting" in err or "a number too long to read" in err, err
+    with pytest.raises(ConfigError):
+        config.load(path)
