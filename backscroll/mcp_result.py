@@ -140,14 +140,20 @@ def _cut(
     if "matches" in short:
         short["matches"] = []
     room = budget - size(_with(out, items, [short], every, given))
-    # JSON escapes make some characters longer than one: shrink until it fits.
-    while room >= MIN_TEXT:
-        cut = text[:room].rstrip()
+    # JSON escapes make a character up to six long (a control character): the
+    # longest start of the text that fits is searched for, not guessed.
+    best: dict[str, Any] | None = None
+    low, high = 0, min(len(text), max(room, 0))
+    while low <= high:
+        middle = (low + high) // 2
+        cut = text[:middle].rstrip()
         short[key] = cut
         if "matches" in item:
             short["matches"] = [m for m in item.get("matches") or [] if m[1] <= len(cut)]
-        over = size(_with(out, items, [short], every, given)) - budget
-        if over <= 0:
-            return short
-        room -= over
-    return None
+        if size(_with(out, items, [short], every, given)) <= budget:
+            best, low = dict(short), middle + 1
+        else:
+            high = middle - 1
+    if best is None or (len(best[key]) < MIN_TEXT and len(best[key]) < len(text)):
+        return None  # (too little of the text would be left)
+    return best

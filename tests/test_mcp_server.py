@@ -758,3 +758,24 @@ def test_a_missing_config_file_is_a_tool_error_naming_it(tmp_path: Path) -> None
         mcp.close()
     assert result["isError"] is True
     assert f"{missing}: no such config file; create it from config.example.yaml" in text_of(result)
+
+
+def test_a_turn_of_control_characters_is_cut_to_fit_not_dropped() -> None:
+    """A control character is six long as JSON (``\\u0001``): cutting by the
+    excess alone overshot past nothing, and the structured result lost the turn
+    the text showed."""
+    import jsonschema
+
+    from backscroll.mcp_result import size, structured
+    from backscroll.mcp_tools import SEARCH_OUTPUT
+
+    excerpt = "\u0001" * 3000
+    hit = {"session_id": "s1", "host": "claude-code", "role": "user", "excerpt": excerpt,
+           "matches": [[0, 1]], "n": 1, "timestamp": None}  # fmt: skip
+    result = {"schema": 1, "query": "a", "hits": [hit], "total": 1, "dropped": 0,
+              "message": None, "reason": None}  # fmt: skip
+    data = structured(result, None, "hits", 1, 1500, {"query": "a"})
+    assert size(data) <= 1500
+    jsonschema.validate(data, SEARCH_OUTPUT)
+    (kept,) = data["hits"]
+    assert kept["truncated"] is True and len(kept["excerpt"]) > 100
