@@ -232,3 +232,45 @@ def test_code_with_brackets_ampersands_or_semicolons_after_secret_names_is_kept(
     text: str,
 ) -> None:
     assert REDACTOR.redact(text) == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "conn.password=cfg.pw;conn.open()",
+        "s.password=a.b;s.go()",
+        "password=row[3];save()",
+        "secret=x.y[0];z",
+        "password=pw;let x = 1",
+        "token=t;fetch(u)",
+        "$password=$row['pw'];",
+        "key=k[0];i++",
+        "o.password=opts.pass1;init(o)",
+        "password=pw;i++;return!0}",
+        "if(ok){password=cfg.pw;}",
+        "token=tok;$x=1",
+        "var password=pw;\\nlet id = x;",
+    ],
+)
+def test_minified_code_after_secret_names_keeps_its_next_statement(text: str) -> None:
+    assert REDACTOR.redact(text) == text
+
+
+# A ; in a password still joins it when what follows starts no statement and
+# what comes before is not code (or looks random, or is an environment value).
+SEMICOLON_WHOLE = [
+    ("password=s3cr3t;DROP42x", "password=[REDACTED:secret-assignment]"),
+    ("password=Tr0ub;lettuce9", "password=[REDACTED:secret-assignment]"),
+    ("password=Qw3rty;IF", "password=[REDACTED:secret-assignment]"),
+    ("DB_PASSWORD=cfg.pw;DROP42x", "DB_PASSWORD=[REDACTED:secret-assignment]"),
+    ("token=Ab3.Xk9Qz7Lm2Pw8Rt5;x", "token=[REDACTED:secret-assignment]"),
+    # a statement after it: the value before it is judged alone
+    ("password=hunter22;fetch(u)", "password=[REDACTED:secret-assignment];fetch(u)"),
+]
+
+
+@pytest.mark.parametrize(("text", "redacted"), SEMICOLON_WHOLE)
+def test_password_holding_a_semicolon_is_redacted_whole_unless_a_statement_follows(
+    text: str, redacted: str
+) -> None:
+    assert REDACTOR.redact(text) == redacted
