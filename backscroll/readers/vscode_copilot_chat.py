@@ -34,7 +34,11 @@ chats into the new workspace's ``chatSessions`` and goes on with the copy; the
 old file stays. Copies share the file name, and only the newest (by mtime) is
 indexed: an older copy yields nothing (``explain`` says which copy is indexed),
 and a whole read of the newest drops what older copies alone still hold (a
-request the new copy replaced).
+request the new copy replaced). A passing copy in ``transferredChatSessions``
+counts as the oldest while any other copy exists (VS Code deletes it once a
+window has taken the chat). If the person goes on with both copies (the old
+workspace opened again), only the newer one's requests stay indexed, as the
+format notes' rule has it.
 
 Title: ``customTitle`` (``computedTitle`` in old files); else the ``title`` of
 the session's entry in ``chat.ChatSessionStore.index`` in the ``state.vscdb``
@@ -100,7 +104,8 @@ from backscroll.readers.hostdb import vscode_chat as vscode_sql
 
 PRODUCTS = ("Code", "Code - Insiders", "VSCodium", "Positron")
 REMOTE_SERVERS = (".vscode-server", ".vscode-server-insiders")
-SESSION_DIRS = ("emptyWindowChatSessions", "transferredChatSessions")
+TRANSFERRED = "transferredChatSessions"
+SESSION_DIRS = ("emptyWindowChatSessions", TRANSFERRED)
 #: Tool ids of VS Code's own web tools (the fetch tool and simple browser).
 _WEB_TOOL_WORDS = ("fetchwebpage", "fetch_webpage", "websearch", "simplebrowser")
 STATE_VERSION = 1
@@ -351,19 +356,24 @@ def _copies(
     others = [p for p in listed if p.parent != path.parent]
     if not others:
         return None, []
-    dated: list[tuple[int, str, Path]] = []
+    dated: list[tuple[bool, int, str, Path]] = []
     for candidate in [path, *others]:
         if candidate != path and source_for(candidate) != candidate:
             continue  # (a flat file left beside its log)
         try:
-            dated.append((candidate.stat().st_mtime_ns, str(candidate), candidate))
+            mtime = candidate.stat().st_mtime_ns
         except OSError:
             continue
+        # A chat in flight between windows is the newest only while no window's
+        # copy exists: the window that takes it writes its own and VS Code
+        # deletes the passing one.
+        kept = candidate.parent.name != TRANSFERRED
+        dated.append((kept, mtime, str(candidate), candidate))
     dated.sort()
-    newest = dated[-1][2] if dated else path
+    newest = dated[-1][3] if dated else path
     if newest != path:
         return newest, []
-    return None, [p for _, _, p in dated[:-1]]
+    return None, [p for *_, p in dated[:-1]]
 
 
 def _older_copy(path: Path, newer: Path) -> ReadResult:

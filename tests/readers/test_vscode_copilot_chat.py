@@ -533,3 +533,45 @@ def test_a_remote_windows_working_directory_is_its_path_on_the_remote(tmp_path: 
     path.write_text(json.dumps(doc))
     session = next(iter(read_fresh(reader, path).sessions.values()))
     assert session.project == "/home/dev/proj"
+
+
+def test_a_chat_in_flight_between_windows_never_takes_over_the_windows_copy(
+    isolated_home: Path,
+) -> None:
+    """``transferredChatSessions`` holds a passing copy, newer than the window's
+    file, that VS Code deletes once another window has taken the chat. With
+    ``on_delete: forget`` the chat lost every turn when the passing copy went,
+    though the window's file was still there."""
+    import dataclasses
+
+    from backscroll.indexing.indexer import Indexer, build_hosts
+    from backscroll.readers.base import HostEnv
+    from backscroll.store import open_writer
+
+    cfg = Config()
+    cfg = dataclasses.replace(cfg, index=dataclasses.replace(cfg.index, on_delete="forget"))
+
+    def index(db: Path) -> None:
+        writer = open_writer(db)
+        try:
+            Indexer(writer, build_hosts(cfg, HostEnv(home=isolated_home)), cfg).reconcile()
+        finally:
+            writer.close()
+
+    own = _workspace(isolated_home, "aaa111") / f"{LOG_SID}.jsonl"
+    shutil.copyfile(fixture(HOST, LOG), own)
+    _settle(own, 1)
+    db = isolated_home.parent / "index.db"
+    index(db)
+    before = _our_turns(db)
+    passing = isolated_home / ".config/Code/User/globalStorage/transferredChatSessions"
+    passing.mkdir(parents=True)
+    flat = passing / f"{LOG_SID}.json"
+    flat.write_text(json.dumps(full_replay(_lines(LOG))))
+    _settle(flat, 2)
+    index(db)
+    assert _our_turns(db) == before
+    flat.unlink()
+    index(db)
+    assert _our_turns(db) == before and len(before) == 4
+    assert _titles(db, "source_path") == [str(own)]
