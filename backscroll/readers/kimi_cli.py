@@ -13,13 +13,15 @@ Two stores, one host (``shared/formats/kimi-cli/README.md``):
   wire records ``CompactionEnd``. The wire's read gives each summary there, with
   that record's time, after the turns it summarises: the latest ``CompactionEnd``
   takes the latest summary of the context files, the one before it the one
-  before, and so on. A session without a wire (from before wires, or a flat
-  ``<id>.jsonl`` kimi-cli has moved into its directory but not resumed) is read
-  from its context files and that flat file
-  (:mod:`backscroll.readers.kimi_context`); once its wire appears they give
-  nothing. The project is the ``kimi.json`` work dir whose MD5 names the
-  session's parent directory; the title is ``state.json`` ``custom_title``,
-  else the first prompt. Resume: ``kimi -r <id>`` in the work dir.
+  before, and so on. A session is read from its context files (and the flat
+  ``<id>.jsonl`` of a session kimi-cli has not opened since) where its wire does
+  not reach back (:mod:`backscroll.readers.kimi_context`): all of a session
+  from before wires, and the history before the resume of one resumed since,
+  whose wire records only what came after; the summaries there are the
+  context's, the ones after it the wire's. The project is the ``kimi.json`` work
+  dir whose MD5 names the session's parent directory; the title is
+  ``state.json`` ``custom_title``, else the first prompt (the wire's, once it
+  has one, as kimi-cli shows it). Resume: ``kimi -r <id>`` in the work dir.
 - **Kimi Code**: ``$KIMI_CODE_HOME`` (else ``~/.kimi-code``) ``/sessions/wd_<slug>_
   <hash>/<session>/agents/<agent>/wire.jsonl`` with ``{"type", "time"(ms)}``
   records: prompts are ``context.append_message`` user messages whose
@@ -48,6 +50,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Generator
+from contextlib import closing
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -56,12 +60,14 @@ from backscroll.readers.base import (
     BaseReader,
     HostEnv,
     NameIndex,
+    Tail,
     block_texts,
     clean_text,
     content_key,
     first_line_title,
     is_absolute_path,
     is_external_tool,
+    loads,
     next_line_number,
     parse_time,
     read_json_document,
@@ -72,6 +78,8 @@ from backscroll.readers.base import (
 from backscroll.readers.kimi_context import (
     CONTEXT,
     ContextProse,
+    covered_from,
+    file_cut,
     is_context_file,
     place,
     shared_head,
@@ -83,6 +91,8 @@ WIRE = "wire.jsonl"
 #: Beside a session's wire: its title (a rename rewrites it, not the wire).
 STATE = "state.json"
 _INTERNAL = ("ctitle-", "sklsum-", "dvlt-")
+#: The Kimi CLI wire records that carry a prompt.
+_PROMPTED = ("TurnBegin", "SteerInput")
 #: kimi-cli's flat context file from before session directories: ``<uuid>.jsonl``
 #: in a work dir's sessions directory (``<md5>``, or ``<kaos>_<md5>``).
 _FLAT = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.jsonl$")
@@ -131,6 +141,34 @@ def _main_source(session_dir: Path) -> Path | None:
     return context if context.exists() else None
 
 
+def _wire_prompts(path: Path) -> Generator[str, None, None]:
+    """The prompts a Kimi CLI wire records (``TurnBegin``, ``SteerInput``; an
+    image alone is none), as its read takes them; none without a wire."""
+    try:
+        for line in Tail(path):
+            if b'"TurnBegin"' not in line.raw and b'"SteerInput"' not in line.raw:
+                continue
+            try:
+                obj = loads(line.raw)
+            except (ValueError, RecursionError):
+                continue
+            message = obj.get("message") if isinstance(obj, dict) else None
+            if not isinstance(message, dict) or message.get("type") not in _PROMPTED:
+                continue
+            payload = message.get("payload")
+            text = _texts(payload.get("user_input")) if isinstance(payload, dict) else ""
+            if text:
+                yield text
+    except OSError:
+        return
+
+
+def _covered(session_dir: Path) -> int | None:
+    """Where the session's wire starts in its context files (``covered_from``)."""
+    with closing(_wire_prompts(session_dir / WIRE)) as prompts:
+        return covered_from(session_dir, prompts)
+
+
 def _is_flat(path: Path) -> bool:
     """kimi-cli's flat ``sessions/<md5>/<id>.jsonl`` from before session directories."""
     parent = path.parent
@@ -169,7 +207,7 @@ class _WorkDirs:
 class KimiCliReader(BaseReader):
     host: ClassVar[str] = "kimi-cli"
     name: ClassVar[str] = "Kimi CLI / Kimi Code"
-    version: ClassVar[int] = 4
+    version: ClassVar[int] = 5
     kind: ClassVar[Kind] = "append"
 
     def __init__(self) -> None:
@@ -253,15 +291,21 @@ class KimiCliReader(BaseReader):
     def _summaries(sid: str, session_dir: Path, parser: _Parser) -> tuple[Turn, ...]:
         """The summaries of the compactions this read found (``CompactionEnd``),
         matched from the latest back: compactions and summaries are added one
-        for one, so a read as the wire grows matches as a whole read does."""
-        texts = summaries(session_dir)
+        for one, so a read as the wire grows matches as a whole read does. The
+        summaries before the part of the context the wire covers are the
+        context's (a resumed session's history, a ``/compact`` before the first
+        prompt after the resume)."""
+        found = summaries(session_dir)
+        covered = _covered(session_dir)
+        theirs = sum(1 for seq, _ in found if covered is None or seq < covered)
         out = []
         before = parser.compactions - len(parser.compacted)  # (found by earlier reads)
         for n, (offset, ts) in enumerate(parser.compacted, before):
-            i = len(texts) - parser.compactions + n
-            if 0 <= i < len(texts):
-                key = f"compaction:{content_key(texts[i])}"
-                out.append(Turn(sid, key, "summary", texts[i], ts, offset))
+            i = len(found) - parser.compactions + n
+            if theirs <= i < len(found):
+                text = found[i][1]
+                key = f"compaction:{content_key(text)}"
+                out.append(Turn(sid, key, "summary", text, ts, offset))
         return tuple(out)
 
     def _project(self, store: str, session_dir: Path, cwd: str | None) -> str | None:
@@ -309,25 +353,33 @@ class KimiCliReader(BaseReader):
 
     def _read_context(self, path: Path, prev: Cursor | None, opts: ReaderOptions) -> ReadResult:
         """A Kimi CLI context file (or the flat file from before session
-        directories): its prose while the session has no wire; nothing while it
-        has one (the wire's read takes the summaries from here), nor from a flat
-        file kimi-cli has since moved into the session's directory."""
+        directories): its prose before the part the session's wire covers (all
+        of it while the session has no wire); nothing from a flat file kimi-cli
+        has since moved into the session's directory (opening the session, and
+        so writing a wire, moves it first)."""
         flat = not is_context_file(path.name)
         session_dir = path.with_suffix("") if flat else path.parent
-        if (session_dir / WIRE).exists():
-            mode = "wire"
-        elif flat and (session_dir / CONTEXT).exists():
-            mode = "moved"
-        else:
-            mode = "prose"
+        wire = session_dir / WIRE
+        moved = flat and ((session_dir / CONTEXT).exists() or wire.exists())
+        mode = "moved" if moved else "prose"
         order, earlier = place(path, session_dir) if mode == "prose" and not flat else (1, None)
+        covered = _covered(session_dir) if not flat else None
+        cut = file_cut(covered, order)
         state = dict(prev.state) if prev else {}
-        if state.get("mode") != mode or state.get("order", order) != order or state.get("copy"):
-            # Read whole again: the wire appeared or went, a rotation moved this
-            # file's place, or all of it was a copy of the file before it so far.
+        if (
+            state.get("mode") != mode
+            or state.get("order", order) != order
+            or state.get("copy")
+            or state.get("cut") != cut
+        ):
+            # Read whole again: the file was moved, a rotation moved its place,
+            # all of it was a copy of the file before it so far, or the wire now
+            # reaches back to another point in it.
             prev, state = None, {}
         if mode == "prose":
-            return self._read_prose(path, session_dir, prev, state, opts, order, earlier)
+            return self._read_prose(
+                path, session_dir, prev, state, opts, (order, earlier), cut, covered is None
+            )
         tail, _ = tail_jsonl(path, prev, opts)
         for _line in tail:  # (to its end, unparsed)
             pass
@@ -345,11 +397,15 @@ class KimiCliReader(BaseReader):
         prev: Cursor | None,
         state: dict[str, Any],
         opts: ReaderOptions,
-        order: int,
-        earlier: Path | None,
+        where: tuple[int, Path | None],
+        cut: int | None,
+        titled: bool,
     ) -> ReadResult:
-        """A context file of a session without a wire: prompts, replies, summaries."""
+        """A context file's prompts, replies and summaries before ``cut`` (where
+        the wire's part starts, if in this file); ``titled``: the session has no
+        wire prompt to take its title from."""
         sid = session_dir.name
+        order, earlier = where  # (its place in the rotation, the file rotated before it)
         mtime = path.stat().st_mtime
         copied = shared_head(path, earlier) if earlier and prev is None else 0
         copied = max(copied, int(state.get("copied", 0)))
@@ -359,8 +415,8 @@ class KimiCliReader(BaseReader):
         for line, obj in lines:
             if not isinstance(obj, dict):
                 problems.append(Problem("record is not a JSON object", line.number, line.offset))
-            elif line.offset >= copied:  # (what comes before is the earlier file's)
-                prose.message(obj, line.offset)
+            elif line.offset >= copied and (cut is None or line.offset < cut):
+                prose.message(obj, line.offset)  # (before: the earlier file's; after: the wire's)
         new_state = prose.dump()
         new_state.update(
             line=next_line_number(tail),
@@ -368,10 +424,12 @@ class KimiCliReader(BaseReader):
             order=order,
             copied=copied,
             copy=earlier is not None and copied >= tail.end,
+            cut=cut,
         )
-        # The first file of the session names it by its first prompt; every file
+        # The first file of a session without a wire prompt names it by its
+        # first prompt (else the wire's does, as kimi-cli does); every file
         # gives the title kimi-cli was given.
-        prompt = prose.first_prompt if earlier is None else None
+        prompt = prose.first_prompt if earlier is None and titled else None
         return ReadResult(
             turns=tuple(prose.turns),
             sessions=(self._session("cli", session_dir, prompt),) if prose.seen else (),
@@ -457,7 +515,7 @@ class _Parser:
         kind, payload = message.get("type"), message.get("payload")
         if not isinstance(payload, dict):
             payload = {}
-        if kind in ("TurnBegin", "SteerInput"):
+        if kind in _PROMPTED:
             self._prompt(_texts(payload.get("user_input")), offset, ts)
         elif kind == "ContentPart":
             if payload.get("type") == "text" and isinstance(payload.get("text"), str):

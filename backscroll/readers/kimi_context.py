@@ -8,14 +8,28 @@ session). One message per line, ``{"role", "content", "tool_calls"?}``, beside
 ``_system_prompt`` / ``_checkpoint`` / ``_usage`` marker lines
 (``shared/formats/kimi-cli/README.md``, A1, A4, A5).
 
-A session that has a wire is read from its wire, and these files only lend it
-the text of its compaction summaries (:func:`summaries`). They carry the prose
-only of a session that has none: one from before wires, or one kimi-cli has
-listed (which moves the flat file into its directory) but not resumed. There a
-user message is a prompt once the parts kimi-cli injects (``<system>…</system>``,
+A session is read from its wire as far as the wire goes back, and from these
+files before that (:func:`covered_from`): a session from before wires, or one
+kimi-cli has listed (which moves the flat file into its directory) but not
+resumed, has no wire; one resumed since has a wire that starts at the resume,
+beside a ``context.jsonl`` that keeps the history before it and receives the
+new messages too. In the part the wire does not cover, a user message is a
+prompt once the parts kimi-cli injects (``<system>…</system>``,
 ``<system-reminder>``, ``CHECKPOINT n``) are dropped, an assistant message's
 text parts are its reply (``think`` parts stay out), and a user message that
-opens with the compaction marker is a summary.
+opens with the compaction marker is a summary. The wire's read takes the text
+of the summaries in the part it covers (:func:`summaries`).
+
+Where the wire starts is found the way kimi-cli's ``/fork`` lines a context up
+with its wire: by matching the wire's prompts (``TurnBegin``, ``SteerInput``)
+to the context's user messages by text. The wire's first typed prompt (a slash
+command leaves no such message) is the first context message it covers: of the
+messages with its text, the first whose next typed messages are the wire's next
+prompts (a history that said the same words before the resume stays its own),
+else the last one. A ``/skill:`` turn before it put the skill's text in the
+context as one user message, which the wire covers too. A wire with prompts
+none of which is in the context yet covers nothing; one with no prompt yet
+leaves the session to these files, title included.
 
 Rotation keeps every message once. The n-th rotated file holds what the session
 said before its n-th restart, and ``context.jsonl`` holds what comes after the
@@ -31,11 +45,14 @@ next ``_checkpoint`` (kimi-cli's ``SimpleCompaction`` keeps the last two).
 from __future__ import annotations
 
 import re
+from collections.abc import Generator, Iterator
+from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from backscroll.model import MTIME_NOTE, Role, Turn
 from backscroll.readers.base import (
+    Tail,
     block_texts,
     clean_text,
     is_external_tool,
@@ -51,6 +68,17 @@ COMPACTED = "<system>Previous context has been compacted."
 _INJECTED = re.compile(r"^\s*<(system|system-reminder)>.*</\1>\s*$", re.DOTALL)
 #: Turns of a file sort after those of every file rotated before it.
 _ORDER_SHIFT = 40
+#: The place of what no wire covers: after every message of every context file.
+BEYOND = 1 << 62
+#: A slash command as kimi-cli parses one (``/name`` or ``/skill:name``, then
+#: white space or the end): the shell or the soul runs it, not the model.
+_SLASH = re.compile(r"^/([A-Za-z0-9_-]+(?::[A-Za-z0-9_-]+)*)(?:\s|$)")
+#: How many typed messages after a candidate must be the wire's next prompts.
+_CONFIRM = 2
+#: How many of the wire's first prompts the match looks at.
+WIRE_PROMPTS = 8
+
+_T = TypeVar("_T")
 
 
 def is_context_file(name: str) -> bool:
@@ -71,25 +99,34 @@ def _rotations(session_dir: Path) -> dict[int, Path]:
     return found
 
 
-def summaries(session_dir: Path) -> list[str]:
-    """The compaction summaries of a session, oldest first: the text each
-    context file restarts with after a compaction (a copy counted once)."""
+def _files(session_dir: Path) -> list[tuple[int, Path]]:
+    """The session's context files in rotation order, each with its place in it
+    (``context.jsonl`` after the last rotated file)."""
     rotated = _rotations(session_dir)
-    files = [rotated[n] for n in sorted(rotated)] + [session_dir / CONTEXT]
-    out: list[str] = []
-    for path in files:
-        summary = _opening_summary(path)
-        if summary and summary not in out:
-            out.append(summary)
+    files = [(n, rotated[n]) for n in sorted(rotated)]
+    return [*files, (max(rotated, default=0) + 1, session_dir / CONTEXT)]
+
+
+def summaries(session_dir: Path) -> list[tuple[int, str]]:
+    """The compaction summaries of a session, oldest first, each with its place
+    (as a turn's ``seq``): the text each context file restarts with after a
+    compaction (a copy counted once)."""
+    out: list[tuple[int, str]] = []
+    for order, path in _files(session_dir):
+        found = _opening_summary(path)
+        if found and found[1] and all(found[1] != text for _, text in out):
+            out.append(((order << _ORDER_SHIFT) + found[0], found[1]))
     return out
 
 
-def _opening_summary(path: Path) -> str | None:
-    """The summary a context file opens with: its first message, after the
-    markers and the ``CHECKPOINT n`` note kimi-cli writes before it."""
+def _opening_summary(path: Path) -> tuple[int, str] | None:
+    """The summary a context file opens with and its offset: its first message,
+    after the markers and the ``CHECKPOINT n`` note kimi-cli writes before it."""
+    offset = 0
     try:
         with open_regular(path) as fh:
             for raw in fh:
+                start, offset = offset, offset + len(raw)
                 try:
                     obj = loads(raw) if raw.strip() else None
                 except (ValueError, RecursionError):
@@ -98,7 +135,7 @@ def _opening_summary(path: Path) -> str | None:
                     continue
                 summary = summary_of(obj)
                 if summary is not None or obj.get("role") != "user" or _said(obj.get("content")):
-                    return summary
+                    return None if summary is None else (start, summary)
     except OSError:
         return None
     return None
@@ -212,3 +249,131 @@ class ContextProse:
                 note=MTIME_NOTE,
             )
         )
+
+
+# ---------------------------------------------------------------------- the wire's start
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _typed(session_dir: Path) -> Generator[tuple[int, str], None, None]:
+    """The session's prompts in its context files, in the order they were said
+    and each once (a copied head, the messages a compaction kept): ``(place,
+    text)``, the place as the prompt's turn ``seq``."""
+    earlier: Path | None = None
+    for order, path in _files(session_dir):
+        copied = shared_head(path, earlier) if earlier else 0
+        prose = ContextProse(session_dir.name, order, 0.0, {}, first=earlier is None)
+        earlier = path
+        try:
+            for line in Tail(path):
+                if line.offset < copied:
+                    continue
+                try:
+                    obj = loads(line.raw)
+                except (ValueError, RecursionError):
+                    continue
+                if isinstance(obj, dict):
+                    prose.message(obj, line.offset)
+                for turn in prose.turns:
+                    if turn.role == "user":
+                        yield turn.seq, _norm(turn.text)
+                prose.turns.clear()
+        except OSError:
+            continue
+
+
+def _is_skill(prompt: str) -> bool:
+    """A ``/skill:<name>`` turn: kimi-cli gives the model the skill's text as
+    one user message in its place (``KimiSoul._make_skill_runner``)."""
+    slash = _SLASH.match(prompt)
+    return slash is not None and slash.group(1).startswith("skill:")
+
+
+def _agrees(prompt: str, said: str) -> bool:
+    """A wire prompt that could have put ``said`` into the context."""
+    return _is_skill(prompt) if _SLASH.match(prompt) else _norm(prompt) == said
+
+
+class _Pulled(Generic[_T]):
+    """An iterator's items, pulled only as far as they are asked for."""
+
+    def __init__(self, items: Iterator[_T]) -> None:
+        self._items = items
+        self.got: list[_T] = []
+
+    def at(self, i: int) -> _T | None:
+        while len(self.got) <= i:
+            item = next(self._items, None)
+            if item is None:
+                return None
+            self.got.append(item)
+        return self.got[i]
+
+
+def covered_from(session_dir: Path, prompts: Iterator[str]) -> int | None:
+    """The place (a turn ``seq``) of the first context message the session's
+    wire records, given the wire's prompts in order (of which the first
+    :data:`WIRE_PROMPTS` are looked at, and only as many as needed);
+    :data:`BEYOND` when none is in the context yet, None when the wire has no
+    prompt. See the module's docstring."""
+    wire = _Pulled(islice(prompts, WIRE_PROMPTS))
+    if wire.at(0) is None:
+        return None
+    source = _typed(session_dir)
+    said = _Pulled(source)
+
+    def confirmed(i: int, n: int) -> bool:
+        """The typed messages after ``said[i]`` are prompts after ``wire[n]``."""
+        j = n + 1
+        for k in range(i + 1, i + 1 + _CONFIRM):
+            message = said.at(k)
+            if message is None:
+                return True
+            while (prompt := wire.at(j)) is not None and not _agrees(prompt, message[1]):
+                j += 1
+            if prompt is None:
+                return False
+            j += 1
+        return True
+
+    try:
+        anchor: int | None = None
+        first = 0  # (the wire's prompt at the anchor, or past the last one looked at)
+        while (prompt := wire.at(first)) is not None:
+            if not _SLASH.match(prompt):
+                text, candidates, i = _norm(prompt), [], 0
+                while (message := said.at(i)) is not None:
+                    if message[1] == text:
+                        if confirmed(i, first):
+                            anchor = i
+                            break
+                        candidates.append(i)
+                    i += 1
+                if anchor is None and candidates:
+                    anchor = candidates[-1]
+                if anchor is not None:
+                    break
+            first += 1
+        skills = sum(1 for p in wire.got[:first] if _is_skill(p))
+        if anchor is None:
+            if not skills:
+                return BEYOND
+            while said.at(len(said.got)) is not None:
+                pass
+            anchor = len(said.got)
+        # Each skill turn before the anchor said the message just before it.
+        message = said.at(max(anchor - skills, 0))
+        return message[0] if message else BEYOND
+    finally:
+        source.close()
+
+
+def file_cut(covered: int | None, order: int) -> int | None:
+    """Where in the context file at ``order`` the wire's part starts (a byte
+    offset), or None when the whole file comes before it."""
+    if covered is None or covered >> _ORDER_SHIFT > order:
+        return None
+    return covered & ((1 << _ORDER_SHIFT) - 1) if covered >> _ORDER_SHIFT == order else 0

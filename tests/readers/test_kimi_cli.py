@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 from backscroll.model import ReaderOptions
@@ -352,3 +354,254 @@ def test_a_wireless_session_keeps_each_message_once_through_rotations_and_gives_
     wire = read_fresh(reader, context.with_name("wire.jsonl"))
     assert sorted(texts[5]) == sorted([*wire.texts(), *read_fresh(reader, context).texts()])
     assert not any(re.match(r"c\d+:", key) for _, _, key, *_ in turns)  # no context prose
+
+
+# A session resumed with a wire (kimi-cli's Session.find keeps context.jsonl; the
+# wire file is created by the first record it appends, and records only what
+# comes after): the context keeps the history before the resume and receives the
+# new messages too.
+
+HISTORY = [
+    "Why does `make test` fail on a clean checkout?",
+    "Let me read the Makefile first.",
+    "`test` depends on the `gen` target, which needs `protoc` on the PATH. On a clean "
+    "checkout the generated files are missing, so the build stops before any test runs. "
+    "Install `protoc` or commit the generated files.",
+]
+SYSTEM_PROMPT = {"role": "_system_prompt", "content": "You are Kimi Code CLI."}
+
+
+def _said(role: str, text: str) -> dict[str, object]:
+    return {"role": role, "content": [{"type": "text", "text": text}]}
+
+
+def _wire(kind: str, at: float, **payload: object) -> dict[str, object]:
+    return {"timestamp": at, "message": {"type": kind, "payload": payload}}
+
+
+def _wire_turn(at: float, prompt: str, reply: str | None = None) -> list[dict[str, object]]:
+    records = [_wire("TurnBegin", at, user_input=prompt), _wire("StepBegin", at + 0.1, n=1)]
+    if reply is not None:
+        records.append(_wire("ContentPart", at + 1, type="text", text=reply))
+    return [*records, _wire("TurnEnd", at + 2)]
+
+
+def _context_turn(checkpoint: int, prompt: str, reply: str) -> list[dict[str, object]]:
+    return [
+        {"role": "_checkpoint", "id": checkpoint},
+        _said("user", prompt),
+        _said("assistant", reply),
+    ]
+
+
+def _legacy_context(home: Path, *messages: dict[str, object]) -> Path:
+    """A session from before wires: its context alone, without the system prompt
+    line kimi-cli now writes first."""
+    context = _work_dir(home) / SID / "context.jsonl"
+    context.parent.mkdir()
+    append_lines(context, *messages)
+    return context
+
+
+def _resume(context: Path) -> None:
+    """``kimi -r``: a context without a system prompt gets one put first (a new
+    file in its place, ``Context.write_system_prompt``), and the wire starts."""
+    fresh = context.with_suffix(".tmp")
+    fresh.write_bytes((json.dumps(SYSTEM_PROMPT) + "\n").encode() + context.read_bytes())
+    fresh.replace(context)
+    append_lines(context.with_name("wire.jsonl"), {"type": "metadata", "protocol_version": "1.10"})
+
+
+def _compact(context: Path, summary: str, *kept: dict[str, object]) -> None:
+    """Compaction: context.jsonl rotated, a new one opened with the summary and
+    the messages it keeps (``KimiSoul.compact_context``)."""
+    rotated = sorted(context.parent.glob("context_*.jsonl"))
+    context.rename(context.with_name(f"context_{len(rotated) + 1}.jsonl"))
+    marker = "<system>Previous context has been compacted. Here is the compaction output:</system>"
+    opening = {
+        "role": "user",
+        "content": [{"type": "text", "text": marker}, {"type": "text", "text": summary}],
+    }
+    append_lines(context, SYSTEM_PROMPT, {"role": "_checkpoint", "id": 0}, opening, *kept)
+
+
+def _titles(db: Path) -> list[tuple[str, str | None]]:
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return sorted(conn.execute("SELECT session_id, title FROM sessions").fetchall())
+    finally:
+        conn.close()
+
+
+def _index_each_step(home: Path, tmp_path: Path, *steps: Callable[[], None]) -> list[list[str]]:
+    """Apply each step and index after it, as the daemon would, and fresh beside:
+    both hold the same turns and titles. Returns each step's texts."""
+    live = tmp_path / "live.db"
+    texts: list[list[str]] = []
+    for n, step in enumerate(steps):
+        step()
+        _index(home, live)
+        _index(home, fresh := tmp_path / f"fresh{n}.db")
+        turns = dump_turns(live)
+        assert turns == dump_turns(fresh), step.__name__
+        assert _titles(live) == _titles(fresh), step.__name__
+        texts.append([text for *_, text in turns])
+    return texts
+
+
+def _wire_keys(db: Path, *texts: str) -> bool:
+    """Every turn with one of ``texts`` was read from the wire (its key names no
+    context file: ``o:<offset>``, ``compaction:<hash>``)."""
+    turns = dump_turns(db)
+    return all(not re.match(r"c\d+:", key) for _, _, key, _, text in turns if text in texts)
+
+
+def test_a_session_resumed_from_before_wires_keeps_its_history_and_each_new_turn_once(
+    isolated_home: Path, tmp_path: Path
+) -> None:
+    context = isolated_home / ".kimi" / "sessions" / WORK_HASH / SID / "context.jsonl"
+    wire = context.with_name("wire.jsonl")
+    summary = "The user asked why `make test` fails; cause: `protoc` is missing."
+
+    def before_wires() -> None:
+        lines = fixture("kimi-cli", "constructed-context.jsonl").read_bytes().splitlines(True)
+        _legacy_context(isolated_home, *(json.loads(line) for line in lines[1:]))
+
+    def resumed_wire_still_empty() -> None:
+        _resume(context)
+
+    def new_turn_in_wire_and_context() -> None:
+        append_lines(wire, *_wire_turn(1785400000.0, "follow-up after resume", "Done."))
+        append_lines(context, *_context_turn(1, "follow-up after resume", "Done."))
+
+    def compaction_after_resume() -> None:
+        append_lines(
+            wire, _wire("CompactionBegin", 1785400010.0), _wire("CompactionEnd", 1785400011.0)
+        )
+        _compact(context, summary, _said("user", "follow-up after resume"))
+
+    def turn_after_compaction() -> None:
+        append_lines(wire, *_wire_turn(1785400020.0, "and once more", "Once more."))
+        append_lines(context, *_context_turn(1, "and once more", "Once more."))
+
+    texts = _index_each_step(
+        isolated_home,
+        tmp_path,
+        before_wires,
+        resumed_wire_still_empty,
+        new_turn_in_wire_and_context,
+        compaction_after_resume,
+        turn_after_compaction,
+    )
+    assert sorted(texts[0]) == sorted(texts[1]) == sorted(HISTORY)
+    new = ["follow-up after resume", "Done.", summary, "and once more", "Once more."]
+    assert sorted(texts[2]) == sorted([*HISTORY, *new[:2]])
+    assert sorted(texts[3]) == sorted([*HISTORY, *new[:3]])
+    assert sorted(texts[4]) == sorted([*HISTORY, *new])
+    assert _wire_keys(tmp_path / "live.db", *new)  # (the context's copies stay out)
+    assert _titles(tmp_path / "live.db") == [(SID, "follow-up after resume")]  # as kimi-cli's
+
+
+def test_a_resumed_session_whose_history_said_the_new_prompt_before_keeps_that_history(
+    isolated_home: Path, tmp_path: Path
+) -> None:
+    context = isolated_home / ".kimi" / "sessions" / WORK_HASH / SID / "context.jsonl"
+    wire = context.with_name("wire.jsonl")
+
+    def before_wires() -> None:
+        _legacy_context(
+            isolated_home,
+            *_context_turn(0, "start the migration", "Started."),
+            *_context_turn(1, "continue", "Step two done."),
+            *_context_turn(2, "now the rollback", "Rollback written."),
+        )
+
+    def resumed_with_continue() -> None:
+        _resume(context)
+        append_lines(wire, *_wire_turn(1785400000.0, "continue", "Step three done."))
+        append_lines(context, *_context_turn(3, "continue", "Step three done."))
+
+    def and_again() -> None:
+        append_lines(wire, *_wire_turn(1785400100.0, "continue", "Step four done."))
+        append_lines(context, *_context_turn(4, "continue", "Step four done."))
+
+    texts = _index_each_step(
+        isolated_home, tmp_path, before_wires, resumed_with_continue, and_again
+    )
+    said = ["start the migration", "Started.", "continue", "Step two done."]
+    said += ["now the rollback", "Rollback written."]
+    assert sorted(texts[1]) == sorted([*said, "continue", "Step three done."])
+    assert sorted(texts[2]) == sorted(
+        [*said, "continue", "Step three done.", "continue", "Step four done."]
+    )
+
+
+def test_a_resumed_session_compacted_before_its_first_new_prompt_has_each_summary_once(
+    isolated_home: Path, tmp_path: Path
+) -> None:
+    # `/compact` leaves no prompt in the context, so the wire covers it only from
+    # the next one: the summary stays the context's, and the wire does not add it.
+    context = isolated_home / ".kimi" / "sessions" / WORK_HASH / SID / "context.jsonl"
+    wire = context.with_name("wire.jsonl")
+    summary = "Earlier: a missing `protoc` broke `make test`."
+
+    def before_wires() -> None:
+        _legacy_context(isolated_home, *_context_turn(0, HISTORY[0], HISTORY[1]))
+
+    def resumed_and_compacted() -> None:
+        _resume(context)
+        append_lines(
+            wire,
+            _wire("TurnBegin", 1785400000.0, user_input="/compact"),
+            _wire("CompactionBegin", 1785400000.5),
+            _wire("CompactionEnd", 1785400001.0),
+            _wire("ContentPart", 1785400001.1, type="text", text="The context has been compacted."),
+            _wire("TurnEnd", 1785400001.2),
+        )
+        _compact(context, summary)
+
+    def next_prompt() -> None:
+        append_lines(wire, *_wire_turn(1785400100.0, "go on", "Going on."))
+        append_lines(context, *_context_turn(1, "go on", "Going on."))
+
+    texts = _index_each_step(
+        isolated_home, tmp_path, before_wires, resumed_and_compacted, next_prompt
+    )
+    for step in texts[1:]:
+        assert step.count(summary) == 1 and {HISTORY[0], HISTORY[1]} <= set(step)
+    wire_said = ["/compact", "The context has been compacted.", "go on", "Going on."]
+    assert sorted(texts[2]) == sorted([HISTORY[0], HISTORY[1], summary, *wire_said])
+
+
+def test_a_wire_from_the_start_keeps_the_context_prose_out(
+    isolated_home: Path, tmp_path: Path
+) -> None:
+    # The modern case: wire and context written together from the first turn,
+    # here opened by a skill (its text, not the command, is the context's prompt)
+    # and with a prompt said twice.
+    session = _work_dir(isolated_home) / SID
+    context, wire = session / "context.jsonl", session / "wire.jsonl"
+
+    def skill_turn() -> None:
+        session.mkdir()
+        append_lines(wire, {"type": "metadata", "protocol_version": "1.10"})
+        append_lines(wire, *_wire_turn(1785300000.0, "/skill:review", "Reviewed: two nits."))
+        append_lines(context, SYSTEM_PROMPT)
+        append_lines(
+            context, *_context_turn(0, "# Review\nRead the diff, list nits.", "Reviewed: two nits.")
+        )
+
+    def typed_turns() -> None:
+        for n, (prompt, reply) in enumerate((("fix them", "Fixed."), ("and test", "Tested."))):
+            append_lines(wire, *_wire_turn(1785300100.0 + n * 100, prompt, reply))
+            append_lines(context, *_context_turn(1 + n, prompt, reply))
+
+    def the_first_prompt_again() -> None:
+        append_lines(wire, *_wire_turn(1785300300.0, "fix them", "Nothing left."))
+        append_lines(context, *_context_turn(3, "fix them", "Nothing left."))
+
+    texts = _index_each_step(
+        isolated_home, tmp_path, skill_turn, typed_turns, the_first_prompt_again
+    )
+    assert sorted(texts[-1]) == sorted(read_fresh(reader, wire).texts())
+    assert not any(re.match(r"c\d+:", key) for _, _, key, *_ in dump_turns(tmp_path / "live.db"))
