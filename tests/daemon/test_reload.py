@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import signal
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,20 +12,7 @@ from backscroll import render
 from backscroll.client import Client
 from tests.daemon.conftest import DaemonFactory
 from tests.daemon.harness import DaemonProcess, _short_dir
-
-DEADLINE = 30.0
-
-
-def wait_for(cond: Callable[[], Any], what: str, timeout: float = DEADLINE) -> Any:
-    """Poll ``cond`` until it returns something truthy; fail naming ``what``."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = cond()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
-        time.sleep(0.05)  # polling interval of a condition, not a readiness signal
+from tests.daemon.test_daemon import wait_for
 
 
 def events(d: DaemonProcess, name: str) -> list[dict[str, Any]]:
