@@ -249,7 +249,11 @@ class Watcher:
         use_polling = use_polling or remote is not None
         try:
             observer = self._poller() if use_polling else self.native
-            events = APPEARING if waiting else CHANGES
+            # watchdog keeps one inotify watch per directory, whose event mask
+            # the last schedule sets: a wait on a directory another root watches
+            # asks for what that root needs too, or its writes would go unseen.
+            narrow = waiting and (use_polling or not self._natively_watched(where))
+            events = APPEARING if narrow else CHANGES
             watch = observer.schedule(
                 self._handler, where, recursive=recursive, event_filter=events
             )
@@ -276,6 +280,18 @@ class Watcher:
             root.mode = "inotify"
         else:
             root.mode = "polling"
+
+    def _natively_watched(self, where: str) -> bool:
+        """Whether a native watch of another root covers directory ``where``."""
+        for path, (watch, polled) in self._watches.items():
+            other = self.roots.get(path)
+            if polled or other is None or other.real is None or other.mode != "inotify":
+                continue
+            if where == other.real or (
+                watch.is_recursive and is_under(Path(where), Path(other.real))
+            ):
+                return True
+        return False
 
     def _poller(self) -> PollingObserver:
         if self.polling is None:

@@ -585,3 +585,26 @@ def test_a_missing_root_inside_a_linked_root_is_watched_once_made(tmp_path: Path
         assert w.sink.wait_for(inner), w.sink.seen
         modes = {m["host"]: m["mode"] for m in w.watcher.modes()}
         assert modes["hermes-logs"] == "inotify", modes
+
+
+@pytest.mark.parametrize("waited_first", [False, True])
+def test_a_root_waited_for_inside_another_root_leaves_that_roots_writes_reported(
+    tmp_path: Path, waited_first: bool
+) -> None:
+    """OpenCode's database sits in ``~/.local/share/opencode`` (a root), beside the
+    older ``storage/`` (another root, often missing and so waited for there).
+    watchdog keeps one inotify watch per directory: the wait's narrower event
+    mask replaced the root's, and writes to the database were never reported."""
+    root = tmp_path / "opencode"
+    root.mkdir()
+    db = root / "opencode.db"
+    db.write_bytes(b"x")
+    waited = root / "storage"
+    roots = [("opencode", root), ("opencode", waited)]
+    with watching(*(roots[::-1] if waited_first else roots)) as w:
+        assert sorted(m["mode"] for m in w.watcher.modes()) == ["inotify", "waiting"]
+        with db.open("ab") as fh:
+            fh.write(b"a new row")
+        assert w.sink.wait_for(db), "a write in the root was not reported"
+        waited.mkdir()
+        assert w.sink.wait_for(waited), "the root waited for was not reported"
