@@ -23,8 +23,10 @@ tabs of ``user``/``ai`` bubbles); ``workspace.json`` beside them names the folde
 Reading a workspace database therefore yields the project of its chats and its
 legacy tabs.
 
-A chat is re-read only when its ``lastUpdatedAt``, size or status changed (or
-while it is still generating); the per-chat fingerprints are the state.
+A chat is re-read only when its ``lastUpdatedAt``, size or status changed, while
+it is still generating, and for two minutes after its last update (a streamed
+reply's last write to its bubble can come after the chat record's last write);
+the per-chat fingerprints are the state.
 
 Cursor has no resume command: the user reopens a chat from the chat history in
 the Agent/Composer panel, so ``resume_command`` is None.
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,6 +72,17 @@ COMPOSER_LIST_KEY = "composer.composerData"
 _USER_TYPES: frozenset[object] = frozenset({1, "user"})
 _ASSISTANT_TYPES: frozenset[object] = frozenset({2, "ai", "assistant"})
 _GENERATING = "generating"
+#: A chat is read again, changed or not, for this long after its last update:
+#: the last write of a streamed reply can land in its bubble after the chat's
+#: own record was written for the last time.
+SETTLING_MS = 120_000
+
+
+def _after(stamp: str | None, ms: float) -> bool:
+    try:
+        return stamp is not None and float(stamp) > ms
+    except ValueError:
+        return False
 
 
 class CursorReader(BaseReader):
@@ -149,10 +163,14 @@ def _read_composers(
         for child in _json_list(p.subagents):
             parents[str(child)] = p.composer_id
     state = {p.composer_id: f"{p.last_updated}|{p.size}|{p.status}" for p in prints}
+    lately = time.time() * 1000 - SETTLING_MS
     changed = [
         p.composer_id
         for p in prints
-        if fresh or known.get(p.composer_id) != state[p.composer_id] or p.status == _GENERATING
+        if fresh
+        or known.get(p.composer_id) != state[p.composer_id]
+        or p.status == _GENERATING
+        or _after(p.last_updated, lately)
     ]
     values = cursor_sql.composer_values(conn, changed)
     for cid in changed:

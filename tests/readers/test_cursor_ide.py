@@ -487,3 +487,20 @@ def test_the_workspace_folder_wins_over_a_bubbles_directory_in_the_index(
     read(db)
     assert project() == "/home/user/the app"
     writer.close()
+
+
+def test_a_reply_finished_in_its_bubble_after_the_chat_record_is_indexed(db: Path) -> None:
+    """The last write of a streamed reply can land in its bubble after the chat's
+    own record was written for the last time (status completed): the chat is
+    read again for a while after its last update, so the final text is found."""
+    import time
+
+    now = int(time.time() * 1000)
+    add_chat(db, "c-live", [("q1", {"type": 1, "text": "Rename the flag"}),
+                            ("a1", {"type": 2, "text": "Renam"})], now - 1000)  # fmt: skip
+    index = MemoryIndex()
+    index.read(READER, db)
+    put(db, "bubbleId:c-live:a1", {"bubbleId": "a1", "type": 2, "text": "Renamed it to --quiet."})
+    index.read(READER, db)
+    assert "Renamed it to --quiet." in index.texts("assistant")
+    assert index.comparable() == read_fresh(READER, db).comparable()
