@@ -441,6 +441,7 @@ class Daemon:
             self.ui.config = new
             if new.ui.enabled:
                 await self._start_ui()
+        self._retime(new)
         self.worker.submit("reconcile")
         self.ctx.restart_needed = restart
         fix = "restart the daemon (`systemctl --user restart backscroll`)"
@@ -449,6 +450,17 @@ class Daemon:
                         extra={"event": "restart_needed", "fix": fix})  # fmt: skip
         log.info("config reloaded", extra={"event": "reloaded", "hosts": len(hosts),
                  "restart_needed": restart})  # fmt: skip
+
+    def _retime(self, new: Config) -> None:
+        """The index's timings from a reloaded config: the debouncer's quiet and
+        longest waits, and the periodic rescan's interval."""
+        if self.debouncer is not None:
+            self.debouncer.quiet = new.index.debounce_ms / 1000
+            self.debouncer.max_wait = new.index.max_wait_ms / 1000
+        if self.scheduler is not None:
+            self.scheduler.reschedule_job(
+                "reconcile", trigger="interval", minutes=max(new.index.rescan_minutes, 1)
+            )
 
     def _keep_places(self, new: Config) -> tuple[Config, list[str]]:
         """``new`` with the data directory and socket this daemon runs on, and what

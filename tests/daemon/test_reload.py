@@ -99,3 +99,28 @@ def test_a_reload_that_moves_data_dir_or_socket_keeps_both_and_says_to_restart(
     assert status["daemon"]["socket"] == str(sock)
     assert not moved_sock.exists() and not (moved_data / "index.db").exists()
     assert "restart needed: data_dir changed to" in render.status(status)
+
+
+def test_a_reload_applies_new_debounce_waits_to_the_next_changes(
+    daemon_factory: DaemonFactory, tmp_path: Path
+) -> None:
+    """index.debounce_ms and max_wait_ms were read at start only: a reload that
+    shortened a ten-minute wait left appends waiting ten minutes."""
+    from tests.daemon.harness import claude_user_line
+    from tests.daemon.test_daemon import append, claude_session, hits
+
+    # (The transcript is there before the daemon: a root that appears is scanned
+    # again a second later, which would find the second append whatever the wait.)
+    path = claude_session(tmp_path / "home")
+    slow = "index:\n  debounce_ms: 600000\n  max_wait_ms: 600000\n"
+    d = daemon_factory(config="log_level: info\n" + slow)
+    assert d.config_path is not None and d.home == tmp_path / "home"
+    d.sync()
+    d.config_path.write_text("log_level: info\nindex:\n  debounce_ms: 50\n  max_wait_ms: 200\n")
+    assert reload(d)["event"] == "reloaded"
+    sid = path.stem
+    append(path, claude_user_line(sid, "u-first", "first quokkareload line"))
+    wait_for(lambda: hits(d, "quokkareload"), "the first append (a quiet file: at once)")
+    # The second change comes while the first one's wait runs: it waits the new 50 ms.
+    append(path, claude_user_line(sid, "u-second", "second zebrareload line"))
+    wait_for(lambda: hits(d, "zebrareload"), "the second append after the new short wait")
