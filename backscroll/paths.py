@@ -120,19 +120,39 @@ def config_path_text() -> str:
 def socket_path_text() -> str:
     """``$BACKSCROLL_SOCKET``, else ``$XDG_RUNTIME_DIR/backscroll/backscroll.sock``.
 
-    Without a runtime dir (macOS, or a bare Linux session) the per-user temp
-    directory is used, in a ``backscroll-<uid>`` subdirectory.
+    Without XDG_RUNTIME_DIR on Linux, the user's ``/run/user/<uid>`` where it
+    exists (where the systemd service listens); else (macOS, a bare Linux
+    session) the per-user temp directory, in a ``backscroll-<uid>`` subdirectory.
     """
     explicit = _env("BACKSCROLL_SOCKET")
     if explicit:
         return explicit
-    runtime = _env("XDG_RUNTIME_DIR")
+    runtime = _env("XDG_RUNTIME_DIR") or _login_runtime_dir()
     if runtime and sys.platform != "darwin":
         return os.path.join(runtime, "backscroll", "backscroll.sock")
     import tempfile
 
     uid = os.getuid() if hasattr(os, "getuid") else 0
     return os.path.join(tempfile.gettempdir(), f"backscroll-{uid}", "backscroll.sock")
+
+
+#: Where systemd-logind makes each logged-in user's runtime directory.
+LOGIN_RUNTIME = "/run/user"
+
+
+def _login_runtime_dir() -> str | None:
+    """This user's ``/run/user/<uid>`` when XDG_RUNTIME_DIR is not set (``su``,
+    ``sudo -u``, cron): the systemd user service is given it as XDG_RUNTIME_DIR,
+    so the daemon listens there. Only a directory of this user's, private to it."""
+    if not sys.platform.startswith("linux") or not hasattr(os, "getuid"):
+        return None
+    path = os.path.join(LOGIN_RUNTIME, str(os.getuid()))
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    private = st.st_uid == os.getuid() and (st.st_mode & 0o077) == 0
+    return path if private and os.path.isdir(path) else None
 
 
 def home() -> Path:
