@@ -10,6 +10,7 @@ import socketserver
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,16 +18,34 @@ from tests.daemon.harness import claude_user_line, run_cli, session_uuid
 
 
 def test_an_unexpected_error_in_search_exits_2_not_1_the_no_match_status(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # An error nothing in backscroll names is not "no match" either.
+    from backscroll import cli, direct
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("something nobody foresaw")
+
+    monkeypatch.setattr(direct, "query", broken)
+    assert cli.main(["search", "anything", "--json"]) == 2
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert error["exit_code"] == 2 and "unexpected error" in error["message"]
+    assert cli.main(["search", "anything"]) == 2
+
+
+def test_a_directory_in_the_indexs_place_is_named_with_the_fix_and_exits_2(
     tmp_path: Path,
 ) -> None:
-    # A directory where the index should be: SQLite cannot open it (an error
-    # nothing in backscroll names), which is not "no match".
     (tmp_path / "data" / "index.db").mkdir(parents=True)
-    done = run_cli(tmp_path, "search", "anything", "--json")
-    assert done.returncode == 2, done.stderr
-    error = json.loads(done.stdout)["error"]
-    assert error["exit_code"] == 2 and "unexpected error" in error["message"]
-    assert run_cli(tmp_path, "search", "anything").returncode == 2
+    for command in (("search", "anything"), ("status",), ("index",)):
+        done = run_cli(tmp_path, *command, "--json")
+        assert done.returncode == 2, done.stderr
+        error = json.loads(done.stdout)["error"]
+        assert "unexpected error" not in error["message"], command
+        assert (
+            f"{tmp_path / 'data' / 'index.db'} is a directory, not an index; move it aside"
+            in (error["message"])
+        ), command
 
 
 class _Garbler(socketserver.StreamRequestHandler):

@@ -366,7 +366,14 @@ def quick_check(conn: sqlite3.Connection, path: Path) -> None:
 
 
 def refuse_if_marked(path: Path) -> None:
-    """Raise the corrupt error if ``path`` was found corrupt before (the marker)."""
+    """Raise the corrupt error if ``path`` was found corrupt before (the marker),
+    and a clear one if something other than a file is in the index's place."""
+    if path.exists() and not path.is_file():
+        what = "a directory" if path.is_dir() else "not a regular file"
+        raise DatabaseError(
+            f"{path} is {what}, not an index; move it aside, and backscroll makes "
+            "a new index there at the next `backscroll index`"
+        )
     marker = corrupt_marker(path)
     if marker.exists() and path.exists():
         try:
