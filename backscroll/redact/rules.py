@@ -143,26 +143,11 @@ _QUOTED = r"""(?P<q>["'`])(?P<qv>""" + NOT_MARKER + r"""(?:\\.|(?!(?P=q))[^\\\n]
 #: belongs to it when closed within it (``hunter(22)zz``, ``Qw3rty{42}Zz``);
 #: ``;`` and ``&`` do unless they end a statement (``&&``, ``; ``, at the end)
 #: or start the next pair of a URL query or connection string (``&user=``,
-#: ``;User Id=``, ``&amp;``); ``;`` not before a statement of compact code
-#: either (_STATEMENT). A value starts with neither (Rust's ``&str``).
+#: ``;User Id=``, ``&amp;``). A value starts with neither (Rust's ``&str``).
 _VALUE_CHAR = r"""[^\s'"`,;&<>(){}\[\]]"""
 _INNER = _VALUE_CHAR + "{0,100}"
 _BRACKETED = rf"\({_INNER}\)|\[{_INNER}\]|\{{{_INNER}\}}|<{_INNER}>"
-#: What starts the next statement of minified or one-line code after a ``;``:
-#: a name called, dotted, subscripted, assigned or stepped (``fetch(u)``,
-#: ``conn.open()``, ``$x=1``, ``i++``), a keyword (``let x``, ``return!0``), a
-#: closing bracket, or an escaped line break (``;\n``, ``;\\n`` in serialized code).
-_STATEMENT = (
-    r"[A-Za-z_$][\w$]*(?:[(.\[]|[-+*/%|&^]?=|\+\+|--)"
-    r"|(?-i:(?:let|var|const|return|if|else|for|while|do|new|throw|typeof|delete|void"
-    r"|await|yield|break|continue|switch|case|default|try|function|class|import|export"
-    r"|echo)(?![\w$]))"
-    r"|[)\]}]|\\+[nrt]"
-)
-_JOINED = (
-    r"&(?![&\s]|amp;|[\w.-]+=|$)"
-    rf"|;(?![;\s]|[\w.-]+(?: [\w.-]+)?=|$|{_STATEMENT})"
-)
+_JOINED = r"&(?![&\s]|amp;|[\w.-]+=|$)|;(?![;\s]|[\w.-]+(?: [\w.-]+)?=|$)"
 _UNQUOTED = (
     r"(?P<uv>" + NOT_MARKER + rf"(?:{_VALUE_CHAR}|{_BRACKETED})"
     rf"(?:{_VALUE_CHAR}|{_BRACKETED}|{_JOINED}){{0,499}})"
@@ -208,21 +193,6 @@ _CODE_VALUE_RE = re.compile(
 _CODE_BRACKET_RE = re.compile(r"\{[A-Za-z_][\w.]*\}|\[\^?[^\]]*[a-z0-9]-[a-z0-9][^\]]*\]", re.I)
 
 
-#: Code before a ``;`` that ends the value there: a dotted name, a call or a
-#: subscript (``cfg.pw``, ``row[3]``, ``x.y[0]``), a shape kept as a whole value.
-_CODE_HEAD_RE = re.compile(
-    r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*|\([^()\[\]{}<>]*\)|\[[^()\[\]{}<>]*\])+"
-)
-
-
-def _is_code_before_semicolon(value: str) -> bool:
-    """``value`` is compact code whose statement ends at its first ``;``
-    (``secret=x.y[0];z``): what comes before is a dotted name, a call or a
-    subscript that does not read as random."""
-    head, semicolon, _ = value.partition(";")
-    return bool(semicolon) and _CODE_HEAD_RE.fullmatch(head) is not None and not looks_random(head)
-
-
 def _is_code_value(value: str, following: str) -> bool:
     """``value`` (followed by ``following``) is an expression, not a secret: it
     opens with a bracket (``{config.secret}``, ``[1, 2]``), is a call or a
@@ -252,8 +222,6 @@ def _replace_assignment(m: re.Match[str]) -> str:
         return m.group(0)
     if name.isupper() and sep == "=":  # an environment variable: any value
         return group_replacer("secret-assignment", "uv")(m)
-    if _is_code_before_semicolon(value):
-        return m.group(0)
     if _DOTTED_IDENT_RE.match(value) or len(value) < 4:
         return m.group(0)
     if name.isupper() or (len(value) >= 6 and _SECRETISH_RE.search(value)):
