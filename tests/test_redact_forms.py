@@ -232,3 +232,25 @@ def test_code_with_brackets_ampersands_or_semicolons_after_secret_names_is_kept(
     text: str,
 ) -> None:
     assert REDACTOR.redact(text) == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "password=john.doe;2024!",
+        "password: co.rrect;horse9",
+        "PASSWORD: x.y;Zz99!!",
+        "token=a1b2.c3d4;e5f6",
+        "db.password=s3cr3t.x;Yz9",
+        "password=aB3;cD.eF5gH",
+        "password=Xy7;Zq(1)",
+        "password=Summer2024;Fall.",
+    ],
+)
+def test_a_password_shaped_like_code_around_a_semicolon_is_redacted_whole(text: str) -> None:
+    """A dotted head or a statement-like tail does not make a value code: these
+    came out whole, or with their tail, while ';' was read as ending code."""
+    name, sep, value = text.partition("=") if "=" in text else text.partition(": ")
+    out = REDACTOR.redact(text)
+    assert out == f"{name}{sep}[REDACTED:secret-assignment]", out
+    assert value not in out
