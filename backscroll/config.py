@@ -212,9 +212,11 @@ def load(path: Path | None = None, *, known_hosts: tuple[str, ...] | None = None
     return parse(data, str(path), known_hosts=known_hosts, problems=duplicates)
 
 
-#: Past 2**53 a whole number is no setting (and float() of one past ~2**1024
-#: fails): refused before anything compares or converts it.
-_LARGEST_BITS = 53
+#: No setting takes a number beyond this (a terabyte of bytes, 1,900 years of
+#: minutes): past it a timer overflows (a rescan every 2e12 minutes) and float()
+#: of a whole number past ~2**1024 fails. Refused before anything compares,
+#: converts or schedules it.
+LARGEST_SETTING = 10**12
 
 
 def _yaml_problem(exc: Exception) -> str:
@@ -533,7 +535,9 @@ def _convert(tp: Any, value: Any, dotted: str, source: str, problems: list[str])
         return value
     if tp is int or tp is float:
         ok = isinstance(value, int | float) and not isinstance(value, bool)
-        if ok and isinstance(value, int) and value.bit_length() > _LARGEST_BITS:
+        # (an int is compared as it is: a huge one does not convert to float)
+        finite = ok and (isinstance(value, int) or math.isfinite(value))
+        if finite and abs(value) > LARGEST_SETTING:
             problems.append(
                 f"{source}: {dotted}: got a number too large to be a setting; write a number "
                 f"such as {_example(dotted)} (or remove the line for the default)"

@@ -377,14 +377,24 @@ def test_a_key_given_twice_on_one_line_is_an_error_naming_both_columns(
         config.load(write(tmp_path, "limits: {max_hits: 5, max_hits: 6}\n"))
 
 
-@pytest.mark.parametrize("digits", [400, 5000])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "limits:\n  max_total_chars: 1" + "0" * 400,
+        "limits:\n  max_total_chars: 1" + "0" * 5000,
+        "index:\n  rescan_minutes: 2000000000000",
+        "server:\n  idle_timeout_s: 1.0e+300",
+    ],
+    ids=["400-digits", "5000-digits", "rescan-overflow", "huge-float"],
+)
 def test_a_number_too_large_for_any_setting_is_a_config_problem_not_a_crash(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], digits: int
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], line: str
 ) -> None:
     """400 digits overflowed the finite check (OverflowError); 5,000 are past what
-    Python reads as an int at all (ValueError from PyYAML). Both stopped `config
-    check`, the daemon and the MCP server with "unexpected error"."""
-    path = write(tmp_path, "limits:\n  max_total_chars: 1" + "0" * digits + "\n")
+    Python reads as an int at all (ValueError from PyYAML); a rescan every 2e12
+    minutes overflowed the daemon's timer, and 1e300 seconds its conversion to an
+    int. Each stopped `config check`, the daemon or the MCP server."""
+    path = write(tmp_path, line + "\n")
     assert cli.main(["config", "check", str(path)]) == 2
     err = capsys.readouterr().err
     assert "unexpected error" not in err
