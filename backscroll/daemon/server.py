@@ -554,6 +554,12 @@ async def _main(config: Config, config_file: Path | None) -> int:
             sys.stderr.write(f"backscroll: {exc}\n")
         await daemon.shutdown()
         return 1
+    except Exception as exc:
+        # Whatever else stops the start: what started is stopped, or its threads
+        # (the watcher's, the indexer's) would keep a dead daemon's process alive.
+        log.error("startup failed", extra={"event": "startup_failed", "error": repr(exc)})
+        await daemon.shutdown()
+        raise
     try:
         await daemon.serve()
     finally:
