@@ -162,33 +162,47 @@ def _read_composers(
     for p in prints:
         for child in _json_list(p.subagents):
             parents[str(child)] = p.composer_id
+    # Each chat's memo: its fingerprint, then (after "#") a hash of the turns it gave.
     state = {p.composer_id: f"{p.last_updated}|{p.size}|{p.status}" for p in prints}
     lately = time.time() * 1000 - SETTLING_MS
-    changed = [
-        p.composer_id
-        for p in prints
-        if fresh
-        or known.get(p.composer_id) != state[p.composer_id]
-        or p.status == _GENERATING
-        or _after(p.last_updated, lately)
-    ]
+    settling: set[str] = set()
+    changed: list[str] = []
+    for p in prints:
+        cid = p.composer_id
+        same = not fresh and known.get(cid, "").partition("#")[0] == state[cid]
+        if not same or p.status == _GENERATING:
+            changed.append(cid)
+        elif _after(p.last_updated, lately):
+            changed.append(cid)  # (read again while it settles: yielded only if it changed)
+            settling.add(cid)
     values = cursor_sql.composer_values(conn, changed)
     for cid in changed:
-        out.replaced.add(cid)
         raw = values.get(cid)
         if raw is None:
+            out.replaced.add(cid)
             state.pop(cid, None)  # deleted meanwhile: seen as removed next time
             continue
         parent = parents.get(cid)
         if parent is not None and not opts.include_subagents:
+            if cid not in settling:
+                out.replaced.add(cid)
             continue
         try:
             doc = _loads(raw)
         except ValueError as exc:
+            out.replaced.add(cid)
             out.problems.append(Problem(f"composer {cid}: {exc}"))
             continue
-        bubbles = _ordered_bubbles(conn, cid, doc)
-        _composer_turns(cid, doc, bubbles, parent, out)
+        chat = _Output()
+        _composer_turns(cid, doc, _ordered_bubbles(conn, cid, doc), parent, chat)
+        given = _hash("\x00".join(f"{t.key}\x01{t.role}\x01{t.text}" for t in chat.turns))
+        state[cid] += "#" + given
+        if cid in settling and known.get(cid, "").partition("#")[2] == given:
+            continue  # read again while settling, and nothing changed: nothing rewritten
+        out.replaced.add(cid)
+        out.turns += chat.turns
+        out.sessions += chat.sessions
+        out.problems += chat.problems
     out.removed.update(set(known) - set(state))
     return state
 

@@ -504,3 +504,7 @@ def test_a_reply_finished_in_its_bubble_after_the_chat_record_is_indexed(db: Pat
     index.read(READER, db)
     assert "Renamed it to --quiet." in index.texts("assistant")
     assert index.comparable() == read_fresh(READER, db).comparable()
+    # Read again while it settles, with nothing changed: nothing is rewritten
+    # (a rewrite makes the store look through every turn of the database).
+    again = index.read(READER, db)
+    assert "c-live" not in again.replaced_sessions and again.turns == ()
