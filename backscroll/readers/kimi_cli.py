@@ -47,11 +47,10 @@ only partly known): point ``hosts.kimi-cli.roots`` at its ``sessions``.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
-from collections.abc import Generator
-from contextlib import closing
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -77,12 +76,14 @@ from backscroll.readers.base import (
 )
 from backscroll.readers.kimi_context import (
     CONTEXT,
+    MEDIA,
     ContextProse,
     covered_from,
     file_cut,
     is_context_file,
     place,
     shared_head,
+    stamp,
     summaries,
 )
 from backscroll.readers.streamed import Runs
@@ -141,11 +142,25 @@ def _main_source(session_dir: Path) -> Path | None:
     return context if context.exists() else None
 
 
-def _wire_prompts(path: Path) -> Generator[str, None, None]:
-    """The prompts a Kimi CLI wire records (``TurnBegin``, ``SteerInput``; an
-    image alone is none), as its read takes them; none without a wire."""
+def _prompt_token(value: Any) -> str | None:
+    """A prompt as the wire's start is matched by: its text, else :data:`MEDIA`
+    for an image (audio, video) alone."""
+    text = _texts(value)
+    if text:
+        return text
+    parts = value if isinstance(value, list) else []
+    media = any(isinstance(p, dict) and p.get("type") not in ("text", "think") for p in parts)
+    return MEDIA if media else None
+
+
+def _wire_prompts(path: Path, start: int = 0) -> tuple[list[str], int]:
+    """The prompts a Kimi CLI wire records from byte ``start`` (``TurnBegin``,
+    ``SteerInput``), each as :func:`_prompt_token` takes it, and where its last
+    whole line ends; none without a wire."""
+    prompts: list[str] = []
+    tail = Tail(path, start=start)
     try:
-        for line in Tail(path):
+        for line in tail:
             if b'"TurnBegin"' not in line.raw and b'"SteerInput"' not in line.raw:
                 continue
             try:
@@ -156,17 +171,40 @@ def _wire_prompts(path: Path) -> Generator[str, None, None]:
             if not isinstance(message, dict) or message.get("type") not in _PROMPTED:
                 continue
             payload = message.get("payload")
-            text = _texts(payload.get("user_input")) if isinstance(payload, dict) else ""
-            if text:
-                yield text
+            token = _prompt_token(payload.get("user_input")) if isinstance(payload, dict) else None
+            if token is not None:
+                prompts.append(token)
     except OSError:
-        return
+        return prompts, start
+    return prompts, tail.end
 
 
-def _covered(session_dir: Path) -> int | None:
-    """Where the session's wire starts in its context files (``covered_from``)."""
-    with closing(_wire_prompts(session_dir / WIRE)) as prompts:
-        return covered_from(session_dir, prompts)
+def _covered(session_dir: Path, memo: Any = None) -> tuple[int | None, dict[str, Any]]:
+    """Where the session's wire starts in its context files (``covered_from``),
+    and the memo that decided it: while the context files are the same and the
+    wire has grown by no prompt since, it is the memo's answer, and no context
+    file is read again."""
+    files = stamp(session_dir)
+    wire = session_dir / WIRE
+    try:
+        st = wire.stat()
+        inode: int | None = st.st_ino
+        size = st.st_size
+    except OSError:
+        inode, size = None, 0
+    if (
+        isinstance(memo, dict)
+        and memo.get("files") == files
+        and memo.get("wire") == inode
+        and size >= int(memo.get("end", 0))
+    ):
+        since, end = _wire_prompts(wire, int(memo["end"])) if inode else ([], 0)
+        if not since:
+            covered = memo.get("covered")
+            return (covered if isinstance(covered, int) else None), {**memo, "end": end}
+    prompts, end = _wire_prompts(wire)
+    covered = covered_from(session_dir, prompts)
+    return covered, {"files": files, "wire": inode, "end": end, "covered": covered}
 
 
 def _is_flat(path: Path) -> bool:
@@ -207,7 +245,7 @@ class _WorkDirs:
 class KimiCliReader(BaseReader):
     host: ClassVar[str] = "kimi-cli"
     name: ClassVar[str] = "Kimi CLI / Kimi Code"
-    version: ClassVar[int] = 5
+    version: ClassVar[int] = 6
     kind: ClassVar[Kind] = "append"
 
     def __init__(self) -> None:
@@ -296,7 +334,7 @@ class KimiCliReader(BaseReader):
         context's (a resumed session's history, a ``/compact`` before the first
         prompt after the resume)."""
         found = summaries(session_dir)
-        covered = _covered(session_dir)
+        covered, _ = _covered(session_dir)
         theirs = sum(1 for seq, _ in found if covered is None or seq < covered)
         out = []
         before = parser.compactions - len(parser.compacted)  # (found by earlier reads)
@@ -363,9 +401,9 @@ class KimiCliReader(BaseReader):
         moved = flat and ((session_dir / CONTEXT).exists() or wire.exists())
         mode = "moved" if moved else "prose"
         order, earlier = place(path, session_dir) if mode == "prose" and not flat else (1, None)
-        covered = _covered(session_dir) if not flat else None
-        cut = file_cut(covered, order)
         state = dict(prev.state) if prev else {}
+        covered, memo = _covered(session_dir, state.get("memo")) if not flat else (None, None)
+        cut = file_cut(covered, order)
         if (
             state.get("mode") != mode
             or state.get("order", order) != order
@@ -377,9 +415,10 @@ class KimiCliReader(BaseReader):
             # reaches back to another point in it.
             prev, state = None, {}
         if mode == "prose":
-            return self._read_prose(
+            read = self._read_prose(
                 path, session_dir, prev, state, opts, (order, earlier), cut, covered is None
             )
+            return dataclasses.replace(read, state={**read.state, "memo": memo})
         tail, _ = tail_jsonl(path, prev, opts)
         for _line in tail:  # (to its end, unparsed)
             pass

@@ -21,15 +21,17 @@ opens with the compaction marker is a summary. The wire's read takes the text
 of the summaries in the part it covers (:func:`summaries`).
 
 Where the wire starts is found the way kimi-cli's ``/fork`` lines a context up
-with its wire: by matching the wire's prompts (``TurnBegin``, ``SteerInput``)
-to the context's user messages by text. The wire's first typed prompt (a slash
-command leaves no such message) is the first context message it covers: of the
-messages with its text, the first whose next typed messages are the wire's next
-prompts (a history that said the same words before the resume stays its own),
-else the last one. A ``/skill:`` turn before it put the skill's text in the
-context as one user message, which the wire covers too. A wire with prompts
-none of which is in the context yet covers nothing; one with no prompt yet
-leaves the session to these files, title included.
+with its wire: by its prompts (``TurnBegin``, ``SteerInput``) and the context's
+user messages. Every message said since the resume is in both, so the wire's
+part is the context's last messages, as many as the wire has prompts that put
+one there (a slash command puts none, a ``/skill:`` turn the skill's text, an
+image alone a message without text): the wire's first prompts, in order, must be
+those messages, the last one or two of the wire allowed to be not yet in the
+context. Counted from the end, a history that said the same words before the
+resume stays its own, and a session whose wire was there from its first message
+(whatever that message is) gives nothing here. Where they do not line up the
+count alone decides. A wire with no such prompt yet covers nothing; one with no
+prompt at all leaves the session to these files, title included.
 
 Rotation keeps every message once. The n-th rotated file holds what the session
 said before its n-th restart, and ``context.jsonl`` holds what comes after the
@@ -45,10 +47,9 @@ next ``_checkpoint`` (kimi-cli's ``SimpleCompaction`` keeps the last two).
 from __future__ import annotations
 
 import re
-from collections.abc import Generator, Iterator
-from itertools import islice
+from collections.abc import Generator, Iterable
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 from backscroll.model import MTIME_NOTE, Role, Turn
 from backscroll.readers.base import (
@@ -73,12 +74,10 @@ BEYOND = 1 << 62
 #: A slash command as kimi-cli parses one (``/name`` or ``/skill:name``, then
 #: white space or the end): the shell or the soul runs it, not the model.
 _SLASH = re.compile(r"^/([A-Za-z0-9_-]+(?::[A-Za-z0-9_-]+)*)(?:\s|$)")
-#: How many typed messages after a candidate must be the wire's next prompts.
-_CONFIRM = 2
-#: How many of the wire's first prompts the match looks at.
-WIRE_PROMPTS = 8
-
-_T = TypeVar("_T")
+#: How many of the wire's last prompts may be in the wire and not yet in the context.
+_LAG = 2
+#: A prompt or user message with no text but an image (audio, video) part.
+MEDIA = "\x00media"
 
 
 def is_context_file(name: str) -> bool:
@@ -258,10 +257,17 @@ def _norm(text: str) -> str:
     return " ".join(text.split())
 
 
+def _media(content: Any) -> bool:
+    """Content with a part other than text or thinking (an image, audio, video)."""
+    parts = content if isinstance(content, list) else []
+    return any(isinstance(p, dict) and p.get("type") not in ("text", "think") for p in parts)
+
+
 def _typed(session_dir: Path) -> Generator[tuple[int, str], None, None]:
-    """The session's prompts in its context files, in the order they were said
-    and each once (a copied head, the messages a compaction kept): ``(place,
-    text)``, the place as the prompt's turn ``seq``."""
+    """The session's user messages in its context files, in the order they were
+    said and each once (a copied head, the messages a compaction kept): ``(place,
+    text)``, the place as the message's turn ``seq``, the text :data:`MEDIA` for
+    a message with no text but an image or the like."""
     earlier: Path | None = None
     for order, path in _files(session_dir):
         copied = shared_head(path, earlier) if earlier else 0
@@ -275,14 +281,32 @@ def _typed(session_dir: Path) -> Generator[tuple[int, str], None, None]:
                     obj = loads(line.raw)
                 except (ValueError, RecursionError):
                     continue
-                if isinstance(obj, dict):
-                    prose.message(obj, line.offset)
+                if not isinstance(obj, dict):
+                    continue
+                kept = prose.kept
+                prose.message(obj, line.offset)
                 for turn in prose.turns:
                     if turn.role == "user":
                         yield turn.seq, _norm(turn.text)
+                media = obj.get("role") == "user" and _media(obj.get("content"))
+                if media and not prose.turns and not kept and summary_of(obj) is None:
+                    yield (order << _ORDER_SHIFT) + line.offset, MEDIA
                 prose.turns.clear()
         except OSError:
             continue
+
+
+def stamp(session_dir: Path) -> list[list[Any]]:
+    """What the session's context files are now (name, size, mtime, inode): the
+    same stamp, the same messages."""
+    out: list[list[Any]] = []
+    for _, path in _files(session_dir):
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        out.append([path.name, st.st_size, st.st_mtime_ns, st.st_ino])
+    return out
 
 
 def _is_skill(prompt: str) -> bool:
@@ -297,78 +321,28 @@ def _agrees(prompt: str, said: str) -> bool:
     return _is_skill(prompt) if _SLASH.match(prompt) else _norm(prompt) == said
 
 
-class _Pulled(Generic[_T]):
-    """An iterator's items, pulled only as far as they are asked for."""
-
-    def __init__(self, items: Iterator[_T]) -> None:
-        self._items = items
-        self.got: list[_T] = []
-
-    def at(self, i: int) -> _T | None:
-        while len(self.got) <= i:
-            item = next(self._items, None)
-            if item is None:
-                return None
-            self.got.append(item)
-        return self.got[i]
-
-
-def covered_from(session_dir: Path, prompts: Iterator[str]) -> int | None:
+def covered_from(session_dir: Path, prompts: Iterable[str]) -> int | None:
     """The place (a turn ``seq``) of the first context message the session's
-    wire records, given the wire's prompts in order (of which the first
-    :data:`WIRE_PROMPTS` are looked at, and only as many as needed);
-    :data:`BEYOND` when none is in the context yet, None when the wire has no
-    prompt. See the module's docstring."""
-    wire = _Pulled(islice(prompts, WIRE_PROMPTS))
-    if wire.at(0) is None:
+    wire records, given all the wire's prompts in order (:data:`MEDIA` for one
+    without text); :data:`BEYOND` when none is in the context yet, None when the
+    wire has no prompt. See the module's docstring."""
+    wire = list(prompts)
+    if not wire:
         return None
-    source = _typed(session_dir)
-    said = _Pulled(source)
-
-    def confirmed(i: int, n: int) -> bool:
-        """The typed messages after ``said[i]`` are prompts after ``wire[n]``."""
-        j = n + 1
-        for k in range(i + 1, i + 1 + _CONFIRM):
-            message = said.at(k)
-            if message is None:
-                return True
-            while (prompt := wire.at(j)) is not None and not _agrees(prompt, message[1]):
-                j += 1
-            if prompt is None:
-                return False
-            j += 1
-        return True
-
-    try:
-        anchor: int | None = None
-        first = 0  # (the wire's prompt at the anchor, or past the last one looked at)
-        while (prompt := wire.at(first)) is not None:
-            if not _SLASH.match(prompt):
-                text, candidates, i = _norm(prompt), [], 0
-                while (message := said.at(i)) is not None:
-                    if message[1] == text:
-                        if confirmed(i, first):
-                            anchor = i
-                            break
-                        candidates.append(i)
-                    i += 1
-                if anchor is None and candidates:
-                    anchor = candidates[-1]
-                if anchor is not None:
-                    break
-            first += 1
-        skills = sum(1 for p in wire.got[:first] if _is_skill(p))
-        if anchor is None:
-            if not skills:
-                return BEYOND
-            while said.at(len(said.got)) is not None:
-                pass
-            anchor = len(said.got)
-        # Each skill turn before the anchor said the message just before it.
-        message = said.at(max(anchor - skills, 0))
-        return message[0] if message else BEYOND
-    finally:
-        source.close()
+    # The prompts that put a message into the context (a slash command puts none).
+    leaving = [p for p in wire if _is_skill(p) or not _SLASH.match(p)]
+    if not leaving:
+        return BEYOND
+    said = list(_typed(session_dir))
+    m, k = len(said), len(leaving)
+    start = max(m - k, 0)  # (the wire's count, where its prompts do not line up)
+    for lag in range(min(_LAG, k) + 1):
+        n = k - lag  # the wire's first n prompts are the context's last n messages
+        tail = said[m - n :]
+        if n <= m and all(_agrees(p, s) for p, (_, s) in zip(leaving[:n], tail, strict=True)):
+            start = m - n
+            break
+    return said[start][0] if start < m else BEYOND
 
 
 def file_cut(covered: int | None, order: int) -> int | None:

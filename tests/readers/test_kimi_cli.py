@@ -11,12 +11,15 @@ import json
 import re
 import shutil
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import IO
+
+import pytest
 
 from backscroll.model import ReaderOptions
 from backscroll.protocol import SessionParams
-from backscroll.readers.base import HostEnv
+from backscroll.readers.base import HostEnv, Line, Tail
 from backscroll.readers.kimi_cli import KimiCliReader
 from backscroll.store import open_writer
 from backscroll.store.queries import run_sync
@@ -605,3 +608,116 @@ def test_a_wire_from_the_start_keeps_the_context_prose_out(
     )
     assert sorted(texts[-1]) == sorted(read_fresh(reader, wire).texts())
     assert not any(re.match(r"c\d+:", key) for _, _, key, *_ in dump_turns(tmp_path / "live.db"))
+
+
+def test_a_resumed_session_whose_history_repeats_its_new_prompts_keeps_all_of_it(
+    isolated_home: Path, tmp_path: Path
+) -> None:
+    # The history said "continue" three times; after the resume the user says it
+    # three times again. The wire's part is the context's last three prompts,
+    # not the first "continue" the history said.
+    context = isolated_home / ".kimi" / "sessions" / WORK_HASH / SID / "context.jsonl"
+    wire = context.with_name("wire.jsonl")
+    history = [
+        ("start the migration", "Started."),
+        ("continue", "H-step two."),
+        ("continue", "H-step three."),
+        ("continue", "H-step four."),
+        ("ship it", "H-shipped."),
+    ]
+
+    def before_wires() -> None:
+        turns = [m for n, (p, r) in enumerate(history) for m in _context_turn(n, p, r)]
+        _legacy_context(isolated_home, *turns)
+
+    def resumed() -> None:
+        _resume(context)
+
+    def new_continue(n: int, reply: str) -> Callable[[], None]:
+        def step() -> None:
+            append_lines(wire, *_wire_turn(1785400000.0 + 100 * n, "continue", reply))
+            append_lines(context, *_context_turn(5 + n, "continue", reply))
+
+        step.__name__ = f"continue_{n}"
+        return step
+
+    replies = ["N-one.", "N-two.", "N-three."]
+    steps = [new_continue(n, reply) for n, reply in enumerate(replies)]
+    texts = _index_each_step(isolated_home, tmp_path, before_wires, resumed, *steps)
+    said = [text for pair in history for text in pair]
+    for n, step_texts in enumerate(texts[2:], 1):
+        assert sorted(step_texts) == sorted([*said, *["continue"] * n, *replies[:n]])
+    assert _wire_keys(tmp_path / "live.db", *replies)
+
+
+def test_a_wire_from_the_start_whose_first_prompt_is_an_image_keeps_the_context_prose_out(
+    isolated_home: Path, tmp_path: Path
+) -> None:
+    # The image leaves no text in either file, yet it is the wire's first turn:
+    # the context's first message is the wire's, and its reply is indexed once.
+    session = _work_dir(isolated_home) / SID
+    context, wire = session / "context.jsonl", session / "wire.jsonl"
+    image = {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}
+
+    def image_turn() -> None:
+        session.mkdir()
+        append_lines(
+            wire,
+            {"type": "metadata", "protocol_version": "1.10"},
+            _wire("TurnBegin", 1785400000.0, user_input=[image]),
+            _wire("ContentPart", 1785400001.0, type="text", text="It is a cat."),
+            _wire("TurnEnd", 1785400002.0),
+        )
+        append_lines(
+            context,
+            SYSTEM_PROMPT,
+            {"role": "_checkpoint", "id": 0},
+            {"role": "user", "content": [image]},
+            _said("assistant", "It is a cat."),
+        )
+
+    def typed_turn() -> None:
+        append_lines(wire, *_wire_turn(1785400010.0, "make it a dog", "Done."))
+        append_lines(context, *_context_turn(1, "make it a dog", "Done."))
+
+    texts = _index_each_step(isolated_home, tmp_path, image_turn, typed_turn)
+    assert texts[0] == ["It is a cat."]
+    assert sorted(texts[1]) == sorted(["It is a cat.", "make it a dog", "Done."])
+    assert not any(re.match(r"c\d+:", key) for _, _, key, *_ in dump_turns(tmp_path / "live.db"))
+
+
+def test_a_wire_append_without_a_prompt_reads_no_context_file_again(
+    isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each context file names the wire as its sidecar, so a wire append has them
+    # read again: the memo of where the wire starts spares reading the history.
+    context = _legacy_context(
+        isolated_home, *[m for n in range(3) for m in _context_turn(n, f"old {n}", f"Old {n}.")]
+    )
+    _compact(context, "Earlier: old prompts.")
+    append_lines(context, *_context_turn(1, "old 3", "Old 3."))
+    wire = context.with_name("wire.jsonl")
+    _resume(context)
+    append_lines(wire, *_wire_turn(1785400000.0, "new prompt", "New reply."))
+    append_lines(context, *_context_turn(2, "new prompt", "New reply."))
+    live = tmp_path / "live.db"
+    _index(isolated_home, live)
+
+    read: list[str] = []
+    iter_stream = Tail.iter_stream
+
+    def counted(self: Tail, fh: IO[bytes]) -> Iterator[Line]:
+        for line in iter_stream(self, fh):
+            read.append(self.path.name)
+            yield line
+
+    monkeypatch.setattr(Tail, "iter_stream", counted)
+    append_lines(wire, _wire("ContentPart", 1785400003.0, type="text", text="And more."))
+    _index(isolated_home, live)
+    assert [name for name in read if name != "wire.jsonl"] == []
+    monkeypatch.undo()
+    _index(isolated_home, fresh := tmp_path / "fresh.db")
+    assert dump_turns(live) == dump_turns(fresh)
+    texts = [text for *_, text in dump_turns(live)]
+    assert {"old 0", "Old 3.", "new prompt", "New reply.", "And more."} <= set(texts)
+    assert texts.count("new prompt") == 1
