@@ -173,16 +173,13 @@ WHERE host = ? AND source_path = ?
 """
 
 
-#: A session named after a file that holds none of its turns (any more) is named
-#: after this one, which holds some (``?1``: this file's path, ``?2``: the
-#: session's row id): a chat VS Code moved from its database to a file, a
-#: transcript that took over from another.
-_TAKE_SOURCE = """
-UPDATE sessions SET source_path = ?1 WHERE id = ?2 AND source_path IS NOT ?1
-  AND EXISTS (SELECT 1 FROM turns WHERE session = ?2
-              AND file = (SELECT id FROM files WHERE path = ?1))
-  AND NOT EXISTS (SELECT 1 FROM turns WHERE session = ?2
-                  AND file = (SELECT id FROM files WHERE path = sessions.source_path))
+#: Whether a session's named file holds any of its turns (``?``: the session's
+#: row id twice). Walks the session's turns until one of that file's: at once,
+#: as a rule, since the named file is the one that holds them.
+_SOURCE_HOLDS = """
+SELECT 1 FROM turns WHERE session = ? AND file =
+    (SELECT f.id FROM files f JOIN sessions s ON f.path = s.source_path WHERE s.id = ?)
+LIMIT 1
 """
 
 
@@ -507,7 +504,7 @@ class IndexWriter:
             if report.turns_deleted:
                 self._retime(sessions, rowids, file_id)
         for sid in {t.session_id for t in result.turns}:
-            self.conn.execute(_TAKE_SOURCE, (update.path, rowids[sid]))
+            self._take_source(update.path, rowids[sid])
         if result.supersedes and result.replace and rowids:
             dropped = self._drop_superseded(update.host, result.supersedes, rowids, update.path)
             if dropped:
@@ -563,6 +560,20 @@ class IndexWriter:
             if r:
                 out.add(int(r[0]))
         return out
+
+    def _take_source(self, path: str, rowid: int) -> None:
+        """A session named after a file that holds none of its turns (any more) is
+        named after ``path``, which has just written some: a chat VS Code moved
+        from its database to a file, a transcript that took over from another.
+        (Two steps: one statement with both tests walked all of a long session's
+        turns at each append of a sub-agent's file, where the named file's first
+        turn ends this look at once.)"""
+        row = self.conn.execute("SELECT source_path FROM sessions WHERE id = ?", (rowid,))
+        named = row.fetchone()
+        if named is None or named[0] == path:
+            return
+        if self.conn.execute(_SOURCE_HOLDS, (rowid, rowid)).fetchone() is None:
+            self.conn.execute("UPDATE sessions SET source_path = ? WHERE id = ?", (path, rowid))
 
     def _drop_superseded(
         self, host: str, paths: tuple[str, ...], rowids: dict[str, int], current: str
