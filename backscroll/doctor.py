@@ -206,6 +206,11 @@ def _data(cfg: Config) -> list[Finding]:
     if not db.exists():
         out.append(Finding("index", "ok", f"{db} not created yet: run `backscroll index`"))
         return out
+    if not db.is_file():  # (a directory in its place: no mode to advise on)
+        what = "a directory" if db.is_dir() else "not a regular file"
+        fix = "move it aside; the next `backscroll index` makes a new index there"
+        out.append(Finding("index", "fail", f"{db} is {what}, not an index", fix))
+        return out
     out.append(_private("index", db, 0o600, "index"))
     out.append(_index_fts(db))
     return out

@@ -173,3 +173,16 @@ def test_doctor_warns_while_a_first_index_has_not_finished_its_full_text_index(
     capsys.readouterr()
     _code, found = doctor(capsys)
     assert found["index fts"]["status"] == "ok"
+
+
+def test_doctor_fails_a_directory_in_the_indexs_place_without_mode_advice(
+    tmp_path: Path, isolated_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It advised `chmod 600` on the directory, as if it were the index."""
+    db = tmp_path / "data" / "index.db"
+    db.mkdir(parents=True, mode=0o700)
+    code, found = doctor(capsys)
+    assert code != 0
+    assert found["index"]["status"] == "fail"
+    assert found["index"]["detail"] == f"{db} is a directory, not an index"
+    assert "chmod" not in found["index"]["fix"] and "move it aside" in found["index"]["fix"]
