@@ -194,17 +194,38 @@ def _covered(session_dir: Path, memo: Any = None) -> tuple[int | None, dict[str,
         inode, size = None, 0
     if (
         isinstance(memo, dict)
-        and memo.get("files") == files
+        and _appended_only(memo.get("files"), files)
         and memo.get("wire") == inode
         and size >= int(memo.get("end", 0))
     ):
+        # The same files, grown at their ends (kimi-cli appends each step) and the
+        # wire with no new prompt: no user message came that a prompt made, so the
+        # place is the same (a message a prompt made that arrives late takes the
+        # place the count already gave it).
         since, end = _wire_prompts(wire, int(memo["end"])) if inode else ([], 0)
         if not since:
             covered = memo.get("covered")
-            return (covered if isinstance(covered, int) else None), {**memo, "end": end}
+            return (covered if isinstance(covered, int) else None), {
+                **memo,
+                "files": files,
+                "end": end,
+            }
     prompts, end = _wire_prompts(wire)
     covered = covered_from(session_dir, prompts)
     return covered, {"files": files, "wire": inode, "end": end, "covered": covered}
+
+
+def _appended_only(before: Any, now: list[list[Any]]) -> bool:
+    """The context files are the ones stamped ``before`` (names and inodes, in
+    order), none shorter: appended to, not rotated, replaced or cut."""
+    if not isinstance(before, list) or len(before) != len(now):
+        return False
+    for old, new in zip(before, now, strict=True):
+        if not isinstance(old, list) or len(old) != 4:
+            return False
+        if old[0] != new[0] or old[3] != new[3] or new[1] < old[1]:
+            return False
+    return True
 
 
 def _is_flat(path: Path) -> bool:

@@ -721,3 +721,36 @@ def test_a_wire_append_without_a_prompt_reads_no_context_file_again(
     texts = [text for *_, text in dump_turns(live)]
     assert {"old 0", "Old 3.", "new prompt", "New reply.", "And more."} <= set(texts)
     assert texts.count("new prompt") == 1
+
+
+def test_a_context_append_without_a_prompt_reads_only_its_new_lines(
+    isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # kimi-cli appends to context.jsonl at every step: deciding again where the
+    # wire starts read every context file from the start at each of them (the
+    # cost grew with the session).
+    context = _legacy_context(
+        isolated_home, *[m for n in range(5) for m in _context_turn(n, f"old {n}", f"Old {n}.")]
+    )
+    wire = context.with_name("wire.jsonl")
+    _resume(context)
+    append_lines(wire, *_wire_turn(1785400000.0, "new prompt", "New reply."))
+    append_lines(context, *_context_turn(5, "new prompt", "New reply."))
+    live = tmp_path / "live.db"
+    _index(isolated_home, live)
+
+    read: list[str] = []
+    iter_stream = Tail.iter_stream
+
+    def counted(self: Tail, fh: IO[bytes]) -> Iterator[Line]:
+        for line in iter_stream(self, fh):
+            read.append(self.path.name)
+            yield line
+
+    monkeypatch.setattr(Tail, "iter_stream", counted)
+    append_lines(context, _said("assistant", "A step more."))
+    _index(isolated_home, live)
+    assert read.count("context.jsonl") <= 1, read
+    monkeypatch.undo()
+    _index(isolated_home, fresh := tmp_path / "fresh.db")
+    assert dump_turns(live) == dump_turns(fresh)
