@@ -195,7 +195,7 @@ def _read_composers(
             continue
         chat = _Output()
         _composer_turns(cid, doc, _ordered_bubbles(conn, cid, doc), parent, chat)
-        given = _hash("\x00".join(f"{t.key}\x01{t.role}\x01{t.text}" for t in chat.turns))
+        given = _hash(repr((chat.turns, chat.sessions)))  # (every field of both)
         state[cid] += "#" + given
         if cid in settling and known.get(cid, "").partition("#")[2] == given:
             continue  # read again while settling, and nothing changed: nothing rewritten

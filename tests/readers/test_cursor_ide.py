@@ -508,3 +508,27 @@ def test_a_reply_finished_in_its_bubble_after_the_chat_record_is_indexed(db: Pat
     # (a rewrite makes the store look through every turn of the database).
     again = index.read(READER, db)
     assert "c-live" not in again.replaced_sessions and again.turns == ()
+
+
+def test_a_settling_chat_whose_text_stayed_but_whose_bubbles_changed_is_read_again(
+    db: Path,
+) -> None:
+    """What a late bubble write changes may not be text: a web tool's record
+    (the reply after it is tainted), a time, a project. All of it counts."""
+    import time
+
+    now = int(time.time() * 1000)
+    bubbles: list[tuple[str, dict[str, Any]]] = [
+        ("q1", {"type": 1, "text": "Find notes"}),
+        ("t1", {"type": 2, "text": ""}),
+        ("a1", {"type": 2, "text": "Version 2 shipped."}),
+    ]
+    add_chat(db, "c-live", bubbles, now - 1000)
+    index = MemoryIndex()
+    index.read(READER, db)
+    put(db, "bubbleId:c-live:t1", {"bubbleId": "t1", "type": 2, "text": "",
+        "toolFormerData": {"name": "web_search", "status": "completed"}})  # fmt: skip
+    put(db, "bubbleId:c-live:q1", {"bubbleId": "q1", "type": 1, "text": "Find notes",
+        "createdAt": "2026-01-01T10:00:00Z", "workspaceProjectDir": "/home/u/app"})  # fmt: skip
+    index.read(READER, db)
+    assert index.comparable() == read_fresh(READER, db).comparable()
