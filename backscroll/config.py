@@ -212,10 +212,10 @@ def load(path: Path | None = None, *, known_hosts: tuple[str, ...] | None = None
     return parse(data, str(path), known_hosts=known_hosts, problems=duplicates)
 
 
-#: No setting takes a number beyond this (a terabyte of bytes, 1,900 years of
-#: minutes): past it a timer overflows (a rescan every 2e12 minutes) and float()
-#: of a whole number past ~2**1024 fails. Refused before anything compares,
-#: converts or schedules it.
+#: No setting takes a number beyond this (a terabyte of bytes): past it an int
+#: conversion overflows (a timeout of 1e300 seconds) and float() of a whole
+#: number past ~2**1024 fails. Refused before anything compares or converts it;
+#: the rescan interval has its own, lower bound (AT_MOST).
 LARGEST_SETTING = 10**12
 
 
@@ -348,7 +348,9 @@ MUST_BE_POSITIVE = frozenset(
 
 
 #: Upper bounds where more would be refused later (a search asks for at most this many hits).
-AT_MOST = {"limits.max_hits": MAX_SEARCH_LIMIT}
+#: The daemon's scheduler adds the rescan interval to today's date: past year
+#: 9999 it overflows. A rescan a century apart is no rescan at all.
+AT_MOST = {"limits.max_hits": MAX_SEARCH_LIMIT, "index.rescan_minutes": 100 * 525_960}
 
 
 def parse(
