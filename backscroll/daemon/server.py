@@ -558,7 +558,11 @@ async def _main(config: Config, config_file: Path | None) -> int:
         # Whatever else stops the start: what started is stopped, or its threads
         # (the watcher's, the indexer's) would keep a dead daemon's process alive.
         log.error("startup failed", extra={"event": "startup_failed", "error": repr(exc)})
-        await daemon.shutdown()
+        try:
+            await daemon.shutdown()
+        except Exception as later:  # (half started: what failed first is what to fix)
+            log.error("stopping after the failed start failed too",
+                      extra={"event": "shutdown_error", "error": repr(later)})  # fmt: skip
         raise
     try:
         await daemon.serve()
