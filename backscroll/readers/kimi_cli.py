@@ -196,23 +196,24 @@ def _covered(session_dir: Path, memo: Any = None) -> tuple[int | None, dict[str,
         isinstance(memo, dict)
         and _appended_only(memo.get("files"), files)
         and memo.get("wire") == inode
-        and size >= int(memo.get("end", 0))
+        and isinstance(memo.get("scanned"), int)
+        and size >= memo["scanned"]
     ):
         # The same files, grown at their ends (kimi-cli appends each step) and the
         # wire with no new prompt: no user message came that a prompt made, so the
         # place is the same (a message a prompt made that arrives late takes the
         # place the count already gave it).
-        since, end = _wire_prompts(wire, int(memo["end"])) if inode else ([], 0)
+        since, end = _wire_prompts(wire, memo["scanned"]) if inode else ([], 0)
         if not since:
             covered = memo.get("covered")
             return (covered if isinstance(covered, int) else None), {
                 **memo,
                 "files": files,
-                "end": end,
+                "scanned": end,
             }
     prompts, end = _wire_prompts(wire)
     covered = covered_from(session_dir, prompts)
-    return covered, {"files": files, "wire": inode, "end": end, "covered": covered}
+    return covered, {"files": files, "wire": inode, "scanned": end, "covered": covered}
 
 
 def _appended_only(before: Any, now: list[list[Any]]) -> bool:
