@@ -686,6 +686,20 @@ def test_a_wire_from_the_start_whose_first_prompt_is_an_image_keeps_the_context_
     assert not any(re.match(r"c\d+:", key) for _, _, key, *_ in dump_turns(tmp_path / "live.db"))
 
 
+def _lines_read(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """From now on, the name of the file of every line a Tail reads, in order."""
+    read: list[str] = []
+    iter_stream = Tail.iter_stream
+
+    def counted(self: Tail, fh: IO[bytes]) -> Iterator[Line]:
+        for line in iter_stream(self, fh):
+            read.append(self.path.name)
+            yield line
+
+    monkeypatch.setattr(Tail, "iter_stream", counted)
+    return read
+
+
 def test_a_wire_append_without_a_prompt_reads_no_context_file_again(
     isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -703,15 +717,7 @@ def test_a_wire_append_without_a_prompt_reads_no_context_file_again(
     live = tmp_path / "live.db"
     _index(isolated_home, live)
 
-    read: list[str] = []
-    iter_stream = Tail.iter_stream
-
-    def counted(self: Tail, fh: IO[bytes]) -> Iterator[Line]:
-        for line in iter_stream(self, fh):
-            read.append(self.path.name)
-            yield line
-
-    monkeypatch.setattr(Tail, "iter_stream", counted)
+    read = _lines_read(monkeypatch)
     append_lines(wire, _wire("ContentPart", 1785400003.0, type="text", text="And more."))
     _index(isolated_home, live)
     assert [name for name in read if name != "wire.jsonl"] == []
@@ -739,15 +745,7 @@ def test_a_context_append_without_a_prompt_reads_only_its_new_lines(
     live = tmp_path / "live.db"
     _index(isolated_home, live)
 
-    read: list[str] = []
-    iter_stream = Tail.iter_stream
-
-    def counted(self: Tail, fh: IO[bytes]) -> Iterator[Line]:
-        for line in iter_stream(self, fh):
-            read.append(self.path.name)
-            yield line
-
-    monkeypatch.setattr(Tail, "iter_stream", counted)
+    read = _lines_read(monkeypatch)
     append_lines(context, _said("assistant", "A step more."))
     _index(isolated_home, live)
     assert read.count("context.jsonl") <= 1, read
