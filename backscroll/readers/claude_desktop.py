@@ -70,17 +70,12 @@ def _cli_session_id(meta: dict[str, Any]) -> str | None:
     return cli_id
 
 
-def _home_of(transcript: Path) -> Path | None:
-    """``<home>`` of a main transcript ``<home>/.claude/projects/<enc>/<id>.jsonl``."""
-    parents = transcript.parents
-    if (
-        transcript.suffix != ".jsonl"
-        or len(parents) < 4
-        or parents[1].name != "projects"
-        or parents[2].name != ".claude"
-    ):
+def _home_of(folder: Path) -> Path | None:
+    """``<home>`` of a project folder ``<home>/.claude/projects/<enc>``."""
+    parents = folder.parents
+    if len(parents) < 3 or parents[0].name != "projects" or parents[1].name != ".claude":
         return None
-    return parents[3]
+    return parents[2]
 
 
 @dataclass
@@ -147,7 +142,7 @@ class CodeTabSidecars:
         known = self._folders.get(folder)
         now = time.monotonic()
         if known is None:
-            home = _home_of(Path(folder, "-.jsonl"))  # (the folder's, whatever the file)
+            home = _home_of(Path(folder))
             bases = () if home is None else tuple(home / u / CODE_SESSIONS_DIR for u in USER_DATA)
             known = (bases, 0.0)
         bases, again = known

@@ -503,13 +503,14 @@ class IndexWriter:
             )
             if report.turns_deleted:
                 self._retime(sessions, rowids, file_id)
-        for sid in {t.session_id for t in result.turns}:
-            self._take_source(update.path, rowids[sid])
         if result.supersedes and result.replace and rowids:
-            dropped = self._drop_superseded(update.host, result.supersedes, rowids, update.path)
+            dropped = self._drop_superseded(update.host, result.supersedes, rowids)
             if dropped:
                 report.turns_deleted += dropped
                 self._retime(sessions, rowids, file_id)
+        # (after the older copies let go: a session named after one moves here)
+        for sid in {t.session_id for t in result.turns}:
+            self._take_source(update.path, rowids[sid])
         for sid in result.removed_sessions:
             self.conn.execute(
                 "DELETE FROM sessions WHERE host = ? AND session_id = ?"
@@ -575,12 +576,9 @@ class IndexWriter:
         if self.conn.execute(_SOURCE_HOLDS, (rowid, rowid)).fetchone() is None:
             self.conn.execute("UPDATE sessions SET source_path = ? WHERE id = ?", (path, rowid))
 
-    def _drop_superseded(
-        self, host: str, paths: tuple[str, ...], rowids: dict[str, int], current: str
-    ) -> int:
+    def _drop_superseded(self, host: str, paths: tuple[str, ...], rowids: dict[str, int]) -> int:
         """Turns of these sessions that older copies of the file still hold (the
-        ones this read did not take over: gone from the copy that goes on); a
-        session named after an older copy is named after ``current``."""
+        ones this read did not take over: gone from the copy that goes on)."""
         marks = ", ".join("?" * len(rowids))
         deleted = 0
         for path in paths:
@@ -590,10 +588,6 @@ class IndexWriter:
                 (*rowids.values(), path, host),
             )
             deleted += max(cur.rowcount, 0)
-            self.conn.execute(
-                f"UPDATE sessions SET source_path = ? WHERE id IN ({marks}) AND source_path = ?",
-                (current, *rowids.values(), path),
-            )
         return deleted
 
     def _drop_stale(
