@@ -59,10 +59,25 @@ def _query(
 
 
 def cmd_index(args: argparse.Namespace) -> int:
+    cfg = _config(args)
+    # A first index forks its reader processes now, before the imports below
+    # (indexing/prefork.py).
+    prefork = None
+    if not args.rebuild:
+        from backscroll.indexing.prefork import maybe_start
+
+        prefork = maybe_start(cfg)
+    try:
+        return _index(args, cfg, prefork)
+    finally:
+        if prefork is not None:
+            prefork.close()
+
+
+def _index(args: argparse.Namespace, cfg: Any, prefork: Any) -> int:
     from backscroll import direct
     from backscroll.daemon.logging import setup_logging
 
-    cfg = _config(args)
     setup_logging(cfg.effective_log_level() if args.verbose else "warning")
     progress = _progress_bar(args)
     rebuilt = None
@@ -71,7 +86,7 @@ def cmd_index(args: argparse.Namespace) -> int:
             rebuilt = rebuild(cfg, progress)
             summary, totals = rebuilt.summary, rebuilt.totals
         else:
-            summary, totals = direct.index(cfg, progress, check=True)
+            summary, totals = direct.index(cfg, progress, check=True, prefork=prefork)
     finally:
         if progress:
             progress.done()

@@ -9,6 +9,7 @@ from typing import Any
 from backscroll.config import Config
 from backscroll.indexing.clean import LazyRedactor, Redactor
 from backscroll.indexing.indexer import Indexer, Progress, Summary, build_hosts
+from backscroll.indexing.parallel import Reads
 from backscroll.store import fts, open_readonly, open_writer, schema
 from backscroll.store.queries import run_sync, totals
 from backscroll.store.writer import IndexWriter
@@ -28,13 +29,20 @@ def make_indexer(config: Config, writer: IndexWriter) -> Indexer:
 
 
 def index(
-    config: Config, progress: Progress | None = None, *, check: bool = False
+    config: Config,
+    progress: Progress | None = None,
+    *,
+    check: bool = False,
+    prefork: Reads | None = None,
 ) -> tuple[Summary, dict[str, Any]]:
     """Index every enabled host's roots incrementally; returns the summary and totals.
-    ``check`` runs ``PRAGMA quick_check`` on the index first (``backscroll index``)."""
+    ``check`` runs ``PRAGMA quick_check`` on the index first (``backscroll index``);
+    ``prefork``: reader processes already started (indexing/prefork.py) for
+    the first pass; the caller closes them."""
     writer = open_writer(config.db_path(), check=check)
     try:
         indexer = make_indexer(config, writer)
+        indexer.prefork = prefork
         summary = indexer.reconcile(progress)
         retry_scrub(writer)
         return summary, run_sync(writer.conn, totals())

@@ -203,6 +203,9 @@ class Indexer:
     _unreachable: set[Path] = field(default_factory=set)
     #: This index was told it holds text read with redaction off (store/reredact.py).
     _noted_unredacted: bool = False
+    #: Reader processes started before this indexer (indexing/prefork.py), for
+    #: its first pass if that is a bulk load read in workers; closed otherwise.
+    prefork: parallel.Reads | None = None
 
     # ------------------------------------------------------------------ ownership
 
@@ -331,7 +334,12 @@ class Indexer:
         items = list(items)
         # A first index of many files: the reader processes start now, so that
         # they set up (the redaction patterns) while this one plans.
-        early = self._start_pool() if self._likely_parallel(items) else None
+        early, self.prefork = self.prefork, None
+        if early is not None and not self._likely_parallel(items, forked=True):
+            early.close()
+            early = None
+        elif early is None and self._likely_parallel(items):
+            early = self._start_pool()
         try:
             return self._index_items(items, progress, early, started)
         finally:
@@ -342,7 +350,7 @@ class Indexer:
         self,
         items: list[Item],
         progress: Progress | None,
-        pool: parallel.ParallelReads | None,
+        pool: parallel.Reads | None,
         started: float,
     ) -> Summary:
         rows = self.writer.file_rows()
@@ -416,15 +424,16 @@ class Indexer:
             return 0  # (a redactor given beside a config without redaction: tests)
         return parallel.default_workers()
 
-    def _likely_parallel(self, items: list[Item]) -> bool:
+    def _likely_parallel(self, items: list[Item], *, forked: bool = False) -> bool:
         """A first index of many files (checked before planning them), in a
-        process that forks its workers: started from a fork server (the daemon)
-        they take long enough that a pass found small later would wait for them."""
+        process that forks its workers (or has them, ``forked``): started from a
+        fork server (the daemon) they take long enough that a pass found small
+        later would wait for them."""
         return (
             len(items) >= BULK_MIN_FILES
             and self.writer.is_empty()  # (before can_fork: it imports multiprocessing)
             and self._max_workers() >= 2
-            and parallel.can_fork()
+            and (forked or parallel.can_fork())
         )
 
     def _start_pool(self) -> parallel.ParallelReads:
@@ -434,7 +443,7 @@ class Indexer:
 
     @contextmanager
     def _reads(
-        self, plans: list[Plan], total_bytes: int, pool: parallel.ParallelReads | None = None
+        self, plans: list[Plan], total_bytes: int, pool: parallel.Reads | None = None
     ) -> Iterator[Iterator[tuple[Plan, Outcome | None]]]:
         """The plans in order, each with its worker's read (None: read in-process);
         ``pool``, started early, is used if the pass is big enough (its starter
@@ -451,7 +460,7 @@ class Indexer:
             files=len(plans),
             bytes=total_bytes,
         )
-        opened: AbstractContextManager[parallel.ParallelReads] = (
+        opened: AbstractContextManager[parallel.Reads] = (
             nullcontext(pool)
             if pool is not None
             else parallel.ParallelReads(workers, self.config, self.redactor is not None)

@@ -28,7 +28,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from backscroll.config import Config
 from backscroll.indexing.clean import Redactor, clean
@@ -84,9 +84,9 @@ _redactor: Redactor | None = None
 _excluded: tuple[str, ...] = ()
 
 
-def _init(config: Config, redact: bool, parent: int | None) -> None:
+def init_worker(config: Config, redact: bool, parent: int | None) -> None:
     global _redactor, _excluded
-    _die_with_parent(parent)
+    die_with_parent(parent)
     # What the worker inherited stays out of its collections: they would touch
     # (and so copy) every page of the parent's heap.
     gc.freeze()
@@ -97,7 +97,7 @@ def _init(config: Config, redact: bool, parent: int | None) -> None:
         _redactor = SecretRedactor(config.redaction.patterns)
 
 
-def _die_with_parent(expected: int | None) -> None:
+def die_with_parent(expected: int | None) -> None:
     """End this worker when the process that started it dies (``kill -9`` of
     ``backscroll index --rebuild``): left running, it would wait for work
     forever and keep the locks it inherited (the rebuild's ``daemon.lock``),
@@ -156,6 +156,17 @@ def read_files(tasks: list[Task]) -> list[Outcome]:
 # --------------------------------------------------------------------------- writer side
 
 
+class Reads(Protocol):
+    """Reader processes a pass hands its files to: :class:`ParallelReads`, or
+    those forked at the start of ``backscroll index`` (indexing/prefork.py)."""
+
+    def start(self) -> None: ...
+
+    def close(self) -> None: ...
+
+    def run(self, tasks: Iterable[tuple[Task, int]]) -> Iterator[Outcome]: ...
+
+
 def can_fork() -> bool:
     """Workers fork from this process (one thread, a system with fork) rather
     than start from a fork server."""
@@ -189,7 +200,7 @@ class ParallelReads:
         self.pool = ProcessPoolExecutor(
             max_workers=workers,
             mp_context=context,
-            initializer=_init,
+            initializer=init_worker,
             initargs=(config, redact, os.getpid() if forked else None),
         )
 
@@ -211,20 +222,20 @@ class ParallelReads:
         bytes); at most WINDOW chunks are in flight. Raises what a broken pool
         raises (the caller reads the rest itself)."""
         pending: deque[Future[list[Outcome]]] = deque()
-        chunks = _chunks(tasks)
-        for chunk in chunks:
+        pieces = chunks(tasks)
+        for chunk in pieces:
             pending.append(self.pool.submit(read_files, chunk))
             if len(pending) >= WINDOW:
                 break
         while pending:
             fut = pending.popleft()
-            nxt = next(chunks, None)
+            nxt = next(pieces, None)
             if nxt is not None:
                 pending.append(self.pool.submit(read_files, nxt))
             yield from fut.result()
 
 
-def _chunks(tasks: Iterable[tuple[Task, int]]) -> Iterator[list[Task]]:
+def chunks(tasks: Iterable[tuple[Task, int]]) -> Iterator[list[Task]]:
     chunk: list[Task] = []
     size = 0
     for task, nbytes in tasks:

@@ -1,0 +1,283 @@
+"""Reader processes forked before ``backscroll index`` has imported the rest of itself.
+
+A first index of many files spends its first ~0.15 s in one process (imports,
+the new index's schema, the scan, the plan) while the second core idles, and
+each reader process of :class:`~backscroll.indexing.parallel.ParallelReads`
+then spends ~50 ms compiling the redaction patterns before it reads anything.
+
+:func:`maybe_start` forks one reader process right after the configuration is
+read, when the index does not exist yet. On the idle core it imports the
+readers and compiles the patterns, then forks the other reader process from
+itself, so the patterns are compiled once and both are ready by the time the
+files are planned. The pass then hands them its chunks exactly as it would a
+:class:`ParallelReads` pool: results come back in submission order.
+
+Linux only (elsewhere the pass starts its pool as before): the second process
+is forked from the first, and only Linux ends it with the first
+(``PR_SET_PDEATHSIG``) without a watching thread.
+
+The pipes carry length-prefixed pickles. One thread of this process takes each
+result as it arrives and gives that process its next chunk, so a reader process
+never waits for the writer, which is busy in SQLite, to ask for more.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import select
+import signal
+import sys
+import threading
+from collections import deque
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from backscroll.config import Config
+    from backscroll.indexing.parallel import Outcome, Task
+
+#: Chunks each reader process holds (one it reads, one waiting): it goes on
+#: at once when it sends a result, without a round trip to this process.
+DEPTH = 2
+#: Bytes of a message's length prefix.
+_HEAD = 8
+
+
+def maybe_start(config: Config) -> Prefork | None:
+    """The reader processes for a first index, or None where this pass would
+    not use them or they cannot be forked here (see the module's docstring)."""
+    if not sys.platform.startswith("linux") or not hasattr(os, "fork"):
+        return None
+    if threading.active_count() != 1:
+        return None
+    try:
+        if config.db_path().exists():
+            return None  # not a first index: most passes are small
+    except OSError:
+        return None
+    from backscroll.indexing import parallel
+
+    workers = parallel.default_workers()
+    if workers < 2:
+        return None
+    return Prefork(workers, config, config.redaction.enabled)
+
+
+class Prefork:
+    """Reader processes forked now; :meth:`run` has the shape of
+    :meth:`ParallelReads.run <backscroll.indexing.parallel.ParallelReads.run>`."""
+
+    def __init__(self, workers: int, config: Config, redact: bool) -> None:
+        self.workers = workers
+        tasks = [os.pipe() for _ in range(workers)]
+        results = [os.pipe() for _ in range(workers)]
+        parent = os.getpid()
+        pid = os.fork()
+        if pid == 0:  # the first reader process; it never returns
+            _first_child(config, redact, parent, tasks, results)
+        self.pid = pid
+        for r, _w in tasks:
+            os.close(r)
+        for _r, w in results:
+            os.close(w)
+        self.task_fds = [w for _r, w in tasks]
+        self.result_fds = [r for r, _w in results]
+        self.cond = threading.Condition()
+        self.chunks: list[list[Task]] = []
+        self.assigned: list[deque[int]] = [deque() for _ in range(workers)]
+        self.done: dict[int, bytes] = {}
+        self.next = 0
+        self.consumed = 0
+        self.window = 1
+        self.error: BaseException | None = None
+        self.thread: threading.Thread | None = None
+        self.closed = False
+
+    def start(self) -> None:
+        """(Already started: the pool's interface.)"""
+
+    def __enter__(self) -> Prefork:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def run(self, tasks: Iterable[tuple[Task, int]]) -> Iterator[Outcome]:
+        """Each task's outcome, in the tasks' order (each given with its size in
+        bytes); at most WINDOW chunks are in flight. Raises RuntimeError if a
+        reader process ends early (the caller reads the rest itself)."""
+        from backscroll.indexing.parallel import WINDOW, chunks
+
+        with self.cond:
+            self.chunks = list(chunks(tasks))
+            self.window = WINDOW
+            self._feed()
+        self.thread = threading.Thread(target=self._collect, name="reader-results", daemon=True)
+        self.thread.start()
+        for i in range(len(self.chunks)):
+            with self.cond:
+                while i not in self.done:
+                    if self.error is not None:
+                        raise self.error
+                    self.cond.wait()
+                data = self.done.pop(i)
+                self.consumed = i + 1
+                self._feed()
+            yield from pickle.loads(data)
+
+    def _feed(self) -> None:
+        """Give each reader process chunks up to DEPTH, WINDOW ahead at most
+        (the condition's lock held)."""
+        limit = min(len(self.chunks), self.consumed + self.window)
+        for w, queue in enumerate(self.assigned):
+            while len(queue) < DEPTH and self.next < limit and self.error is None:
+                queue.append(self.next)
+                payload = pickle.dumps(self.chunks[self.next], pickle.HIGHEST_PROTOCOL)
+                self.chunks[self.next] = []  # (sent: its tasks are not needed here)
+                self.next += 1
+                try:
+                    _send(self.task_fds[w], payload)
+                except OSError as exc:
+                    self.error = RuntimeError(f"a reader process ended early: {exc}")
+
+    def _collect(self) -> None:
+        """The results thread: each result as it arrives, then that reader
+        process's next chunk."""
+        live = {fd: w for w, fd in enumerate(self.result_fds)}
+        try:
+            while live and not self._finished():
+                ready, _, _ = select.select(list(live), [], [])
+                for fd in ready:
+                    data = _recv(fd)
+                    with self.cond:
+                        queue = self.assigned[live[fd]]
+                        if data is None or not queue:
+                            del live[fd]
+                            if self.next < len(self.chunks) or queue:
+                                self.error = RuntimeError("a reader process ended early")
+                        else:
+                            self.done[queue.popleft()] = data
+                            self._feed()
+                        self.cond.notify_all()
+        except (OSError, ValueError) as exc:
+            with self.cond:
+                self.error = RuntimeError(f"reading a reader process's result failed: {exc}")
+                self.cond.notify_all()
+
+    def _finished(self) -> bool:
+        with self.cond:
+            return self.next >= len(self.chunks) and not any(self.assigned)
+
+    def close(self) -> None:
+        """End the reader processes (at once if results are still owed)."""
+        if self.closed:
+            return
+        self.closed = True
+        # (results still owed, or never asked for: the first may still be compiling)
+        owed = self.thread is None or any(self.assigned)
+        for fd in self.task_fds:
+            os.close(fd)
+        if owed:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)  # (the others die with it)
+        if self.thread is not None:
+            self.thread.join()
+        for fd in self.result_fds:
+            os.close(fd)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(self.pid, 0)
+
+
+# --------------------------------------------------------------------------- the children
+
+
+def _first_child(
+    config: Config,
+    redact: bool,
+    parent: int,
+    tasks: list[tuple[int, int]],
+    results: list[tuple[int, int]],
+) -> None:
+    """The first reader process: set up, fork the others, read. Never returns."""
+    code = 1
+    try:
+        for _r, w in tasks:
+            os.close(w)
+        for r, _w in results:
+            os.close(r)
+        from backscroll import readers  # noqa: F401  (what the tasks name)
+        from backscroll.indexing import parallel
+
+        parallel.init_worker(config, redact, parent)
+        me = os.getpid()
+        children = []
+        for w in range(1, len(tasks)):
+            pid = os.fork()
+            if pid == 0:
+                _only(w, tasks, results)
+                parallel.die_with_parent(me)
+                _serve(tasks[w][0], results[w][1])
+                os._exit(0)
+            children.append(pid)
+        _only(0, tasks, results)
+        _serve(tasks[0][0], results[0][1])
+        for pid in children:
+            os.waitpid(pid, 0)
+        code = 0
+    except BaseException:  # (nothing of a child may run on in the parent's code)
+        pass
+    finally:
+        os._exit(code)
+
+
+def _only(w: int, tasks: list[tuple[int, int]], results: list[tuple[int, int]]) -> None:
+    """Close the other reader processes' pipes in this one."""
+    for i, ((r, _), (_, out)) in enumerate(zip(tasks, results, strict=True)):
+        if i != w:
+            for fd in (r, out):
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+
+
+def _serve(task_fd: int, result_fd: int) -> None:
+    from backscroll.indexing.parallel import read_files
+
+    while True:
+        data = _recv(task_fd)
+        if data is None:
+            return
+        _send(result_fd, pickle.dumps(read_files(pickle.loads(data)), pickle.HIGHEST_PROTOCOL))
+
+
+# --------------------------------------------------------------------------- framing
+
+
+def _send(fd: int, data: bytes) -> None:
+    view = memoryview(len(data).to_bytes(_HEAD, "little") + data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _recv(fd: int) -> bytes | None:
+    """One message, or None at the end of the pipe."""
+    head = _read_exact(fd, _HEAD)
+    if head is None:
+        return None
+    body = _read_exact(fd, int.from_bytes(head, "little"))
+    if body is None:
+        raise ValueError("a message ended early")
+    return body
+
+
+def _read_exact(fd: int, n: int) -> bytes | None:
+    buf = bytearray(n)
+    view = memoryview(buf)
+    got = 0
+    while got < n:
+        k = os.readv(fd, [view[got:]])
+        if k == 0:
+            return None
+        got += k
+    return bytes(buf)

@@ -1,0 +1,211 @@
+"""A first ``backscroll index`` forks its reader processes right after reading its
+configuration (indexing/prefork.py): the index it writes is the in-process one,
+a reader process that dies leaves the rest to the writer, and none of them
+outlives the command, whether it ends, finds little to read, or is killed."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from backscroll.config import Config
+from backscroll.indexing import prefork
+from tests.daemon.harness import dump_turns, populate
+from tests.test_parallel_index import _in_process
+from tests.test_reliability import index_into
+
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="reader processes are forked early on Linux"
+)
+
+#: Runs `backscroll index --json` in a process whose pass thresholds are low
+#: enough for the test corpus; prints what happened as one JSON line.
+_INDEX = """
+import json, os, sys
+from backscroll import cli
+from backscroll.indexing import indexer, parallel, prefork
+
+indexer.BULK_MIN_FILES = int(os.environ.get("T_BULK", "1"))
+parallel.CHUNK_FILES = 4  # (several chunks to each reader process)
+indexer.PARALLEL_MIN_BYTES = int(os.environ.get("T_MIN_BYTES", "0"))
+main = os.getpid()
+used, pools = [], []
+
+real_run = prefork.Prefork.run
+def run(self, tasks):
+    used.append(self.pid)
+    for n, outcome in enumerate(real_run(self, tasks)):
+        if n == 0 and os.environ.get("T_BLOCK"):
+            print(json.dumps({"first": self.pid}), flush=True)
+            sys.stdin.read()  # until the test kills this process
+        yield outcome
+prefork.Prefork.run = run
+
+real_pool = parallel.ParallelReads.__init__
+def pool(self, *args, **kwargs):
+    pools.append(args[0])
+    real_pool(self, *args, **kwargs)
+parallel.ParallelReads.__init__ = pool
+
+if os.environ.get("T_DIE"):
+    real_read = parallel.read_files
+    calls = []
+    def read_files(tasks):
+        calls.append(1)
+        if os.getppid() not in (main, 1) and len(calls) == 2:
+            os._exit(7)  # the second reader process killed in the middle of a pass
+        return real_read(tasks)
+    parallel.read_files = read_files
+
+code = cli.main(["index", "--json"])
+print(json.dumps({"code": code, "used": used, "pools": pools}), flush=True)
+"""
+
+
+def _run_index(mark: str, extra: dict[str, str] | None = None) -> tuple[dict[str, object], str]:
+    env = {**os.environ, "T_MARK": mark, "BACKSCROLL_INDEX_WORKERS": "2", **(extra or {})}
+    done = subprocess.run(
+        [sys.executable, "-c", _INDEX], env=env, capture_output=True, text=True, timeout=120,
+        check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    return {**json.loads(lines[0]), **json.loads(lines[-1])}, done.stderr
+
+
+def _survivors(mark: str) -> list[int]:
+    """Processes still running with ``T_MARK=mark`` in their environment."""
+    found = []
+    needle = f"T_MARK={mark}".encode()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if needle in environ.split(b"\0") and state not in ("Z", "X"):
+            found.append(int(entry.name))
+    return found
+
+
+def _none_left(mark: str) -> None:
+    deadline = time.monotonic() + 20
+    try:
+        while _survivors(mark):
+            assert time.monotonic() < deadline, "reader processes outlived the index command"
+            time.sleep(0.05)
+    finally:
+        for pid in _survivors(mark):  # (the test failed: leave no orphan behind)
+            os.kill(pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def expected(
+    tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> list[tuple[object, ...]]:
+    """The corpus indexed one file at a time in this process."""
+    (tmp_path / "files").write_text(str(len(populate(isolated_home, copies=3))))
+    with monkeypatch.context() as m:
+        _in_process(m)
+        index_into(tmp_path / "serial")
+    rows = dump_turns(tmp_path / "serial" / "index.db")
+    assert len(rows) > 50
+    return rows  # type: ignore[return-value]
+
+
+def test_a_first_index_reads_in_processes_forked_at_its_start_and_equals_the_in_process_one(
+    tmp_path: Path, expected: list[tuple[object, ...]]
+) -> None:
+    mark = uuid.uuid4().hex
+    out, _ = _run_index(mark)
+    assert out["files_changed"] == int((tmp_path / "files").read_text())
+    assert len(out["used"]) == 1  # type: ignore[arg-type]
+    assert out["pools"] == []  # (no pool of its own besides)
+    assert dump_turns(tmp_path / "data" / "index.db") == expected
+    _none_left(mark)
+
+
+def test_a_reader_process_that_dies_mid_pass_leaves_the_rest_to_the_writer(
+    tmp_path: Path, expected: list[tuple[object, ...]]
+) -> None:
+    mark = uuid.uuid4().hex
+    out, stderr = _run_index(mark, {"T_DIE": "1"})
+    assert len(out["used"]) == 1  # type: ignore[arg-type]
+    assert "reader processes failed; reading in-process" in stderr
+    assert dump_turns(tmp_path / "data" / "index.db") == expected
+    _none_left(mark)
+
+
+def test_a_second_index_forks_no_reader_processes_early(
+    tmp_path: Path, expected: list[tuple[object, ...]]
+) -> None:
+    mark = uuid.uuid4().hex
+    _run_index(mark)
+    out, _ = _run_index(mark)
+    assert out["used"] == []
+    _none_left(mark)
+
+
+def test_a_first_index_found_small_ends_its_reader_processes(isolated_home: Path) -> None:
+    populate(isolated_home, copies=1, codex=False)
+    mark = uuid.uuid4().hex
+    started = time.monotonic()
+    out, _ = _run_index(mark, {"T_BULK": "32", "T_MIN_BYTES": str(16 << 20)})
+    assert out["used"] == [] and out["pools"] == []
+    _none_left(mark)
+    assert time.monotonic() - started < 60
+
+
+def test_reader_processes_forked_early_die_with_a_killed_index_command(
+    isolated_home: Path,
+) -> None:
+    populate(isolated_home, copies=3)
+    mark = uuid.uuid4().hex
+    env = {**os.environ, "T_MARK": mark, "T_BLOCK": "1", "BACKSCROLL_INDEX_WORKERS": "2"}
+    with subprocess.Popen(
+        [sys.executable, "-c", _INDEX], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        text=True,
+    ) as index:  # fmt: skip
+        assert index.stdout is not None
+        first = json.loads(index.stdout.readline())["first"]
+        children = Path(f"/proc/{first}/task/{first}/children").read_text().split()
+        survivors = set(_survivors(mark))
+        assert {index.pid, first} <= survivors and len(survivors) == 3, (children, survivors)
+        os.kill(index.pid, signal.SIGKILL)  # `kill -9` of `backscroll index`
+        index.wait()
+    _none_left(mark)
+
+
+def test_no_early_fork_where_it_would_not_be_used(
+    tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = Config(data_dir=str(tmp_path / "data"))
+    monkeypatch.setenv("BACKSCROLL_INDEX_WORKERS", "1")
+    assert prefork.maybe_start(config) is None  # one reader process: read in-process
+    monkeypatch.setenv("BACKSCROLL_INDEX_WORKERS", "2")
+    with monkeypatch.context() as m:
+        m.setattr(sys, "platform", "darwin")
+        assert prefork.maybe_start(config) is None  # not Linux
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "index.db").write_bytes(b"")
+    assert prefork.maybe_start(config) is None  # an index exists: not a first index
+    (tmp_path / "data" / "index.db").unlink()
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert prefork.maybe_start(config) is None  # a process with threads forks nothing
+    finally:
+        stop.set()
+        other.join()
