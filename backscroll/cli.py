@@ -59,15 +59,17 @@ def _query(
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    cfg = _config(args)
-    # A first index forks its reader processes now, before the imports below
-    # (indexing/prefork.py).
+    # A first index forks its reader processes now, before the configuration
+    # and the imports below (indexing/prefork.py).
     prefork = None
     if not args.rebuild:
         from backscroll.indexing.prefork import maybe_start
 
-        prefork = maybe_start(cfg)
+        prefork = maybe_start()
     try:
+        cfg = _config(args)
+        if prefork is not None and not prefork.configure(cfg):
+            prefork = None
         return _index(args, cfg, prefork)
     finally:
         if prefork is not None:

@@ -190,22 +190,41 @@ def test_reader_processes_forked_early_die_with_a_killed_index_command(
 def test_no_early_fork_where_it_would_not_be_used(
     tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    config = Config(data_dir=str(tmp_path / "data"))
     monkeypatch.setenv("BACKSCROLL_INDEX_WORKERS", "1")
-    assert prefork.maybe_start(config) is None  # one reader process: read in-process
+    assert prefork.maybe_start() is None  # one reader process: read in-process
     monkeypatch.setenv("BACKSCROLL_INDEX_WORKERS", "2")
     with monkeypatch.context() as m:
         m.setattr(sys, "platform", "darwin")
-        assert prefork.maybe_start(config) is None  # not Linux
-    (tmp_path / "data").mkdir()
+        assert prefork.maybe_start() is None  # not Linux
+    (tmp_path / "data").mkdir()  # (BACKSCROLL_HOME)
     (tmp_path / "data" / "index.db").write_bytes(b"")
-    assert prefork.maybe_start(config) is None  # an index exists: not a first index
+    assert prefork.maybe_start() is None  # an index exists: not a first index
     (tmp_path / "data" / "index.db").unlink()
     stop = threading.Event()
     other = threading.Thread(target=stop.wait)
     other.start()
     try:
-        assert prefork.maybe_start(config) is None  # a process with threads forks nothing
+        assert prefork.maybe_start() is None  # a process with threads forks nothing
     finally:
         stop.set()
         other.join()
+
+
+def test_reader_processes_forked_early_end_when_the_configured_index_exists(
+    tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Forked before the configuration is read, on the default place's word:
+    a configured ``data_dir`` that holds an index ends them."""
+    monkeypatch.delenv("BACKSCROLL_HOME")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("BACKSCROLL_INDEX_WORKERS", "2")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "index.db").write_bytes(b"")
+    early = prefork.maybe_start()
+    assert early is not None
+    first = early.pid
+    assert not early.configure(Config(data_dir=str(elsewhere)))
+    assert early.closed
+    with pytest.raises(ChildProcessError):
+        os.waitpid(first, os.WNOHANG)  # ended and reaped

@@ -27,6 +27,7 @@ from backscroll.errors import SourceBusy
 from backscroll.indexing import parallel
 from backscroll.indexing.clean import Redactor, clean, redact_state, scrub
 from backscroll.indexing.parallel import Outcome
+from backscroll.indexing.prefork import default_workers
 from backscroll.model import UNREAD_SUBAGENT, Cursor, ReaderOptions, ReadResult
 from backscroll.paths import UNREACHABLE_FIX, is_under
 from backscroll.readers import READERS
@@ -422,7 +423,7 @@ class Indexer:
     def _max_workers(self) -> int:
         if self.redactor is not None and not self.config.redaction.enabled:
             return 0  # (a redactor given beside a config without redaction: tests)
-        return parallel.default_workers()
+        return default_workers()
 
     def _likely_parallel(self, items: list[Item], *, forked: bool = False) -> bool:
         """A first index of many files (checked before planning them), in a

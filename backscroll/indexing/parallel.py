@@ -65,19 +65,6 @@ class Outcome:
         return self.result
 
 
-def default_workers() -> int:
-    """``BACKSCROLL_INDEX_WORKERS`` if set (0 or 1: read in-process), else one
-    worker per CPU this process may use, at most 4."""
-    env = os.environ.get("BACKSCROLL_INDEX_WORKERS", "").strip()
-    if env.isascii() and env.isdigit():  # ("²".isdigit(), but int("²") fails)
-        return int(env)
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # macOS
-        cpus = os.cpu_count() or 1
-    return min(cpus, 4)
-
-
 # --------------------------------------------------------------------------- worker side
 
 _redactor: Redactor | None = None
@@ -85,8 +72,14 @@ _excluded: tuple[str, ...] = ()
 
 
 def init_worker(config: Config, redact: bool, parent: int | None) -> None:
-    global _redactor, _excluded
     die_with_parent(parent)
+    configure_worker(config, redact)
+
+
+def configure_worker(config: Config, redact: bool) -> None:
+    """What a reader process keeps for every file: the projects left out and
+    the redactor (its patterns compiled here)."""
+    global _redactor, _excluded
     # What the worker inherited stays out of its collections: they would touch
     # (and so copy) every page of the parent's heap.
     gc.freeze()

@@ -1,24 +1,27 @@
 """Reader processes forked before ``backscroll index`` has imported the rest of itself.
 
 A first index of many files spends its first ~0.15 s in one process (imports,
-the new index's schema, the scan, the plan) while the second core idles, and
-each reader process of :class:`~backscroll.indexing.parallel.ParallelReads`
-then spends ~50 ms compiling the redaction patterns before it reads anything.
+configuration, the new index's schema, the scan, the plan) while the second
+core idles, and each reader process of
+:class:`~backscroll.indexing.parallel.ParallelReads` then spends ~50 ms
+compiling the redaction patterns before it reads anything.
 
-:func:`maybe_start` forks one reader process right after the configuration is
-read, when the index does not exist yet. On the idle core it imports the
-readers and compiles the patterns, then forks the other reader process from
-itself, so the patterns are compiled once and both are ready by the time the
-files are planned. The pass then hands them its chunks exactly as it would a
-:class:`ParallelReads` pool: results come back in submission order.
+:func:`maybe_start` forks one reader process as the command starts, when no
+index exists yet at the default place. On the idle core it imports the readers
+and compiles the default redaction patterns; the command sends it its
+configuration once read (:meth:`Prefork.configure`), and it forks the other
+reader processes from itself, so the patterns are compiled once and every
+reader is ready by the time the files are planned. The pass hands them its
+chunks exactly as it would a :class:`ParallelReads` pool: results come back in
+submission order.
 
-Linux only (elsewhere the pass starts its pool as before): the second process
-is forked from the first, and only Linux ends it with the first
+Linux only (elsewhere the pass starts its pool as before): the other reader
+processes are forked from the first, and only Linux ends them with it
 (``PR_SET_PDEATHSIG``) without a watching thread.
 
 The pipes carry length-prefixed pickles. One thread of this process takes each
 result as it arrives and gives that process its next chunk, so a reader process
-never waits for the writer, which is busy in SQLite, to ask for more.
+never waits for the writer, busy in SQLite, to ask for more.
 """
 
 from __future__ import annotations
@@ -45,38 +48,51 @@ DEPTH = 2
 _HEAD = 8
 
 
-def maybe_start(config: Config) -> Prefork | None:
-    """The reader processes for a first index, or None where this pass would
-    not use them or they cannot be forked here (see the module's docstring)."""
+def default_workers() -> int:
+    """``BACKSCROLL_INDEX_WORKERS`` if set (0 or 1: read in-process), else one
+    worker per CPU this process may use, at most 4."""
+    env = os.environ.get("BACKSCROLL_INDEX_WORKERS", "").strip()
+    if env.isascii() and env.isdigit():  # ("²".isdigit(), but int("²") fails)
+        return int(env)
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS
+        cpus = os.cpu_count() or 1
+    return min(cpus, 4)
+
+
+def maybe_start() -> Prefork | None:
+    """Reader processes for what looks like a first index, or None where they
+    cannot be forked here (see the module's docstring). Before the
+    configuration is read: :meth:`Prefork.configure` ends them if the
+    configured index exists after all."""
     if not sys.platform.startswith("linux") or not hasattr(os, "fork"):
         return None
     if threading.active_count() != 1:
         return None
-    try:
-        if config.db_path().exists():
-            return None  # not a first index: most passes are small
-    except OSError:
-        return None
-    from backscroll.indexing import parallel
+    from backscroll import paths
 
-    workers = parallel.default_workers()
-    if workers < 2:
+    try:
+        if paths.db_path(paths.data_dir()).exists():
+            return None  # not a first index: most passes are small
+    except (OSError, ValueError):
         return None
-    return Prefork(workers, config, config.redaction.enabled)
+    workers = default_workers()
+    return Prefork(workers) if workers >= 2 else None
 
 
 class Prefork:
     """Reader processes forked now; :meth:`run` has the shape of
     :meth:`ParallelReads.run <backscroll.indexing.parallel.ParallelReads.run>`."""
 
-    def __init__(self, workers: int, config: Config, redact: bool) -> None:
+    def __init__(self, workers: int) -> None:
         self.workers = workers
         tasks = [os.pipe() for _ in range(workers)]
         results = [os.pipe() for _ in range(workers)]
         parent = os.getpid()
         pid = os.fork()
         if pid == 0:  # the first reader process; it never returns
-            _first_child(config, redact, parent, tasks, results)
+            _first_child(parent, tasks, results)
         self.pid = pid
         for r, _w in tasks:
             os.close(r)
@@ -93,7 +109,22 @@ class Prefork:
         self.window = 1
         self.error: BaseException | None = None
         self.thread: threading.Thread | None = None
+        self.configured = False
         self.closed = False
+
+    def configure(self, config: Config) -> bool:
+        """Give the reader processes the configuration; False (and they end)
+        where this is not a first index after all, or they are gone."""
+        if not self.closed and not config.db_path().exists():
+            payload = pickle.dumps((config, config.redaction.enabled), pickle.HIGHEST_PROTOCOL)
+            try:
+                _send(self.task_fds[0], payload)
+                self.configured = True
+                return True
+            except OSError:
+                pass
+        self.close()
+        return False
 
     def start(self) -> None:
         """(Already started: the pool's interface.)"""
@@ -193,13 +224,7 @@ class Prefork:
 # --------------------------------------------------------------------------- the children
 
 
-def _first_child(
-    config: Config,
-    redact: bool,
-    parent: int,
-    tasks: list[tuple[int, int]],
-    results: list[tuple[int, int]],
-) -> None:
+def _first_child(parent: int, tasks: list[tuple[int, int]], results: list[tuple[int, int]]) -> None:
     """The first reader process: set up, fork the others, read. Never returns."""
     code = 1
     try:
@@ -207,10 +232,17 @@ def _first_child(
             os.close(w)
         for r, _w in results:
             os.close(r)
-        from backscroll import readers  # noqa: F401  (what the tasks name)
         from backscroll.indexing import parallel
 
-        parallel.init_worker(config, redact, parent)
+        parallel.die_with_parent(parent)
+        import backscroll.readers  # (what the tasks name)
+        import backscroll.redact  # noqa: F401  (compiles the default patterns)
+
+        data = _recv(tasks[0][0])
+        if data is None:
+            return  # (not needed after all)
+        config, redacted = pickle.loads(data)
+        parallel.configure_worker(config, redacted)
         me = os.getpid()
         children = []
         for w in range(1, len(tasks)):
