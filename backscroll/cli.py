@@ -59,15 +59,21 @@ def _query(
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    # A first index forks its reader processes now, before the configuration
-    # and the imports below (indexing/prefork.py).
+    # A first index forks its reader processes now: the first reads the
+    # configuration while this one imports the rest (indexing/prefork.py).
     prefork = None
     if not args.rebuild:
         from backscroll.indexing.prefork import maybe_start
 
-        prefork = maybe_start()
+        prefork = maybe_start(_config_file(args))
     try:
-        cfg = _config(args)
+        cfg = None
+        if prefork is not None:
+            from backscroll import direct  # noqa: F401  (imported while it reads the config)
+
+            cfg = prefork.config()
+        if cfg is None:
+            cfg = _config(args)
         if prefork is not None and not prefork.configure(cfg):
             prefork = None
         return _index(args, cfg, prefork)

@@ -7,6 +7,7 @@ a test checks it covers every field here.
 
 from __future__ import annotations
 
+import copyreg
 import dataclasses
 import difflib
 import math
@@ -22,6 +23,22 @@ from backscroll import paths
 from backscroll.errors import ConfigError
 from backscroll.user_patterns import compile_user_pattern
 from backscroll.wire import MAX_SEARCH_LIMIT
+
+
+def frozen_map(items: dict[Any, Any]) -> Mapping[Any, Any]:
+    """A read-only view of ``items`` (what a loaded configuration's mappings are)."""
+    return types.MappingProxyType(items)
+
+
+def _pickle_frozen_map(m: types.MappingProxyType[Any, Any]) -> tuple[Any, tuple[dict[Any, Any]]]:
+    return (frozen_map, (dict(m),))
+
+
+# A loaded configuration's mappings (``hosts``, ``redaction.patterns``) are
+# read-only views, which pickle refuses: pickled as a copy, a configuration
+# crosses to reader processes started from a fork server (the daemon's) and to
+# the command from the reader process that read it (indexing/prefork.py).
+copyreg.pickle(types.MappingProxyType, _pickle_frozen_map)
 
 LogLevel = Literal["debug", "info", "warning", "error"]
 OnDelete = Literal["keep", "forget"]
@@ -525,7 +542,7 @@ def _convert(tp: Any, value: Any, dotted: str, source: str, problems: list[str])
             item = _convert(value_type, v, f"{dotted}.{k}", source, problems)
             if item is not _BAD:
                 result[str(k)] = item
-        return types.MappingProxyType(result)
+        return frozen_map(result)
     if tp is Any:
         return value
     if tp is bool:

@@ -405,3 +405,23 @@ def test_a_number_too_large_for_any_setting_is_a_config_problem_not_a_crash(
     ), err
     with pytest.raises(ConfigError):
         config.load(path)
+
+
+def test_a_loaded_configuration_pickles_with_its_mappings(tmp_path: Path) -> None:
+    """Reader processes started from a fork server (the daemon's) get the
+    configuration pickled: its read-only ``hosts`` and ``redaction.patterns``
+    mappings made that fail, and the first index read every file in-process."""
+    import pickle
+
+    path = tmp_path / "config.yaml"
+    path.write_text(
+        "hosts:\n  codex:\n    enabled: false\n"
+        "redaction:\n  patterns:\n    ticket: 'TICKET-[0-9]+'\n"
+    )
+    loaded = config.load(path)
+    back = pickle.loads(pickle.dumps(loaded))
+    assert back == loaded
+    assert not back.host("codex").enabled
+    assert dict(back.redaction.patterns) == {"ticket": "TICKET-[0-9]+"}
+    with pytest.raises(TypeError):
+        back.redaction.patterns["other"] = "x"  # (still read-only)

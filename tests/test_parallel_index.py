@@ -369,3 +369,29 @@ def test_reader_processes_work_for_a_writer_that_is_pid_1() -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[1, 2, 3]"
+
+
+def test_a_fork_server_pool_starts_with_a_configuration_holding_mappings(
+    tmp_path: Path,
+) -> None:
+    """The daemon's pool pickles the configuration for its workers: one with a
+    ``hosts`` section (most users' file) must cross, or every first index falls
+    back to reading in-process."""
+    from backscroll import config as config_mod
+
+    path = tmp_path / "config.yaml"
+    path.write_text("hosts:\n  codex:\n    enabled: true\n")
+    loaded = config_mod.load(path)
+    release = threading.Event()
+    thread = threading.Thread(target=release.wait, args=(60,))
+    thread.start()
+    try:
+        pool = parallel.ParallelReads(2, loaded, True)
+        try:
+            assert parallel._context().get_start_method() != "fork"
+            assert sorted(pool.pool.map(abs, [-1, -2, -3])) == [1, 2, 3]
+        finally:
+            pool.close()
+    finally:
+        release.set()
+        thread.join()

@@ -191,20 +191,20 @@ def test_no_early_fork_where_it_would_not_be_used(
     tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("BACKSCROLL_INDEX_WORKERS", "1")
-    assert prefork.maybe_start() is None  # one reader process: read in-process
+    assert prefork.maybe_start(None) is None  # one reader process: read in-process
     monkeypatch.setenv("BACKSCROLL_INDEX_WORKERS", "2")
     with monkeypatch.context() as m:
         m.setattr(sys, "platform", "darwin")
-        assert prefork.maybe_start() is None  # not Linux
+        assert prefork.maybe_start(None) is None  # not Linux
     (tmp_path / "data").mkdir()  # (BACKSCROLL_HOME)
     (tmp_path / "data" / "index.db").write_bytes(b"")
-    assert prefork.maybe_start() is None  # an index exists: not a first index
+    assert prefork.maybe_start(None) is None  # an index exists: not a first index
     (tmp_path / "data" / "index.db").unlink()
     stop = threading.Event()
     other = threading.Thread(target=stop.wait)
     other.start()
     try:
-        assert prefork.maybe_start() is None  # a process with threads forks nothing
+        assert prefork.maybe_start(None) is None  # a process with threads forks nothing
     finally:
         stop.set()
         other.join()
@@ -221,10 +221,57 @@ def test_reader_processes_forked_early_end_when_the_configured_index_exists(
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     (elsewhere / "index.db").write_bytes(b"")
-    early = prefork.maybe_start()
+    early = prefork.maybe_start(None)
     assert early is not None
     first = early.pid
     assert not early.configure(Config(data_dir=str(elsewhere)))
     assert early.closed
     with pytest.raises(ChildProcessError):
         os.waitpid(first, os.WNOHANG)  # ended and reaped
+
+
+def test_the_configuration_read_by_the_first_reader_process_is_the_one_applied(
+    tmp_path: Path, expected: list[tuple[object, ...]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first reader process reads the configuration for the command: a user
+    redaction pattern in it reaches every reader process."""
+    assert any(row[4] == "Listing the files." for row in expected)
+    config = tmp_path / "config.yaml"
+    config.write_text("redaction:\n  patterns:\n    mine: 'Listing the f[a-z]+'\n")
+    monkeypatch.setenv("BACKSCROLL_CONFIG", str(config))
+    mark = uuid.uuid4().hex
+    out, _ = _run_index(mark)
+    assert len(out["used"]) == 1  # type: ignore[arg-type]
+    texts = [row[4] for row in dump_turns(tmp_path / "data" / "index.db")]
+    assert "[REDACTED:mine]." in texts
+    assert not any("Listing the files" in str(t) for t in texts)
+    _none_left(mark)
+
+
+def test_a_broken_configuration_is_reported_as_without_early_readers(
+    tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    populate(isolated_home, copies=1, codex=False)
+    config = tmp_path / "config.yaml"
+    config.write_text("index:\n  max_line_bytes: 0\n")
+    monkeypatch.setenv("BACKSCROLL_CONFIG", str(config))
+    mark = uuid.uuid4().hex
+    runs = []
+    for workers in ("2", "1"):  # forked early, and not at all
+        env = {**os.environ, "T_MARK": mark, "BACKSCROLL_INDEX_WORKERS": workers}
+        runs.append(
+            subprocess.run(
+                [sys.executable, "-m", "backscroll", "index", "--json"],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=120,
+                check=False,
+            )
+        )
+    early, plain = runs
+    assert early.returncode == plain.returncode != 0
+    assert "max_line_bytes" in early.stdout + early.stderr
+    assert (early.stdout, early.stderr) == (plain.stdout, plain.stderr)
+    assert not (tmp_path / "data" / "index.db").exists()
+    _none_left(mark)

@@ -7,11 +7,13 @@ core idles, and each reader process of
 compiling the redaction patterns before it reads anything.
 
 :func:`maybe_start` forks one reader process as the command starts, when no
-index exists yet at the default place. On the idle core it imports the readers
-and compiles the default redaction patterns; the command sends it its
-configuration once read (:meth:`Prefork.configure`), and it forks the other
-reader processes from itself, so the patterns are compiled once and every
-reader is ready by the time the files are planned. The pass hands them its
+index exists yet at the default place. On the idle core it reads the
+configuration and hands it to the command (:meth:`Prefork.config`, while the
+command imports the store), imports the readers and compiles the redaction
+patterns. Once the command has found that no index exists at the configured
+place either (:meth:`Prefork.configure`), it forks the other reader processes
+from itself, so the patterns are compiled once and every reader is ready by
+the time the files are planned. The pass hands them its
 chunks exactly as it would a :class:`ParallelReads` pool: results come back in
 submission order.
 
@@ -38,6 +40,8 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from backscroll.config import Config
     from backscroll.indexing.parallel import Outcome, Task
 
@@ -61,11 +65,11 @@ def default_workers() -> int:
     return min(cpus, 4)
 
 
-def maybe_start() -> Prefork | None:
+def maybe_start(config_file: Path | None) -> Prefork | None:
     """Reader processes for what looks like a first index, or None where they
     cannot be forked here (see the module's docstring). Before the
-    configuration is read: :meth:`Prefork.configure` ends them if the
-    configured index exists after all."""
+    configuration (``config_file``, or the default) is read:
+    :meth:`Prefork.configure` ends them if the configured index exists after all."""
     if not sys.platform.startswith("linux") or not hasattr(os, "fork"):
         return None
     if threading.active_count() != 1:
@@ -78,21 +82,21 @@ def maybe_start() -> Prefork | None:
     except (OSError, ValueError):
         return None
     workers = default_workers()
-    return Prefork(workers) if workers >= 2 else None
+    return Prefork(workers, config_file) if workers >= 2 else None
 
 
 class Prefork:
     """Reader processes forked now; :meth:`run` has the shape of
     :meth:`ParallelReads.run <backscroll.indexing.parallel.ParallelReads.run>`."""
 
-    def __init__(self, workers: int) -> None:
+    def __init__(self, workers: int, config_file: Path | None = None) -> None:
         self.workers = workers
         tasks = [os.pipe() for _ in range(workers)]
         results = [os.pipe() for _ in range(workers)]
         parent = os.getpid()
         pid = os.fork()
         if pid == 0:  # the first reader process; it never returns
-            _first_child(parent, tasks, results)
+            _first_child(parent, config_file, tasks, results)
         self.pid = pid
         for r, _w in tasks:
             os.close(r)
@@ -112,17 +116,25 @@ class Prefork:
         self.configured = False
         self.closed = False
 
+    def config(self) -> Config | None:
+        """The configuration the first reader process read, or None where it
+        could not (the caller reads it again, to say why) or is gone."""
+        try:
+            data = _recv(self.result_fds[0])
+            return pickle.loads(data) if data else None
+        except (OSError, ValueError, pickle.UnpicklingError):
+            return None
+
     def configure(self, config: Config) -> bool:
-        """Give the reader processes the configuration; False (and they end)
+        """Let the reader processes go on with ``config``; False (and they end)
         where this is not a first index after all, or they are gone."""
         if not self.closed and not config.db_path().exists():
-            payload = pickle.dumps((config, config.redaction.enabled), pickle.HIGHEST_PROTOCOL)
             try:
-                _send(self.task_fds[0], payload)
+                _send(self.task_fds[0], pickle.dumps(config, pickle.HIGHEST_PROTOCOL))
                 self.configured = True
                 return True
-            except OSError:
-                pass
+            except (OSError, pickle.PicklingError, TypeError):
+                pass  # (gone; or a configuration that cannot cross: the pass starts a pool)
         self.close()
         return False
 
@@ -224,8 +236,14 @@ class Prefork:
 # --------------------------------------------------------------------------- the children
 
 
-def _first_child(parent: int, tasks: list[tuple[int, int]], results: list[tuple[int, int]]) -> None:
-    """The first reader process: set up, fork the others, read. Never returns."""
+def _first_child(
+    parent: int,
+    config_file: Path | None,
+    tasks: list[tuple[int, int]],
+    results: list[tuple[int, int]],
+) -> None:
+    """The first reader process: read the configuration, set up, fork the
+    others, read. Never returns."""
     code = 1
     try:
         for _r, w in tasks:
@@ -235,14 +253,15 @@ def _first_child(parent: int, tasks: list[tuple[int, int]], results: list[tuple[
         from backscroll.indexing import parallel
 
         parallel.die_with_parent(parent)
+        _send(results[0][1], _read_config(config_file))
         import backscroll.readers  # (what the tasks name)
         import backscroll.redact  # noqa: F401  (compiles the default patterns)
 
         data = _recv(tasks[0][0])
         if data is None:
             return  # (not needed after all)
-        config, redacted = pickle.loads(data)
-        parallel.configure_worker(config, redacted)
+        config = pickle.loads(data)
+        parallel.configure_worker(config, config.redaction.enabled)
         me = os.getpid()
         children = []
         for w in range(1, len(tasks)):
@@ -262,6 +281,17 @@ def _first_child(parent: int, tasks: list[tuple[int, int]], results: list[tuple[
         pass
     finally:
         os._exit(code)
+
+
+def _read_config(config_file: Path | None) -> bytes:
+    """The configuration, pickled; empty where it cannot be read (the command
+    reads it again and says why)."""
+    from backscroll import config
+
+    try:
+        return pickle.dumps(config.load(config_file), pickle.HIGHEST_PROTOCOL)
+    except Exception:
+        return b""
 
 
 def _only(w: int, tasks: list[tuple[int, int]], results: list[tuple[int, int]]) -> None:
