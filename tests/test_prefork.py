@@ -275,3 +275,77 @@ def test_a_broken_configuration_is_reported_as_without_early_readers(
     assert (early.stdout, early.stderr) == (plain.stdout, plain.stderr)
     assert not (tmp_path / "data" / "index.db").exists()
     _none_left(mark)
+
+
+def _long_prompts(home: Path) -> None:
+    """Each Claude Code transcript gets a few long prompts (a real user entry of
+    the file, its text made long): a chunk's results outgrow a pipe."""
+    for path in sorted((home / ".claude" / "projects").rglob("*.jsonl")):
+        lines = path.read_text().splitlines()
+        entries = [json.loads(line) for line in lines if line.strip()]
+        prompt = next(
+            (e for e in entries if e.get("type") == "user" and isinstance(
+                e.get("message", {}).get("content"), str)),
+            None,
+        )  # fmt: skip
+        if prompt is None:
+            continue
+        extra = []
+        for i in range(4):
+            entry = dict(prompt, uuid=str(uuid.uuid4()), parentUuid=None)
+            entry["message"] = dict(prompt["message"], content=f"long prompt {i} " + "word " * 2000)
+            extra.append(json.dumps(entry))
+        path.write_text("\n".join(lines + extra) + "\n")
+
+
+def test_chunks_and_results_larger_than_a_pipe_do_not_stall_the_index(
+    tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A chunk of files (each task names its host, with the host's settings) and
+    a chunk's results can each outgrow a pipe: a reader process blocked writing
+    a result while the command was blocked writing it a chunk hung the index."""
+    populate(isolated_home, copies=3)
+    _long_prompts(isolated_home)
+    with monkeypatch.context() as m:
+        _in_process(m)
+        index_into(tmp_path / "serial")
+    expected = dump_turns(tmp_path / "serial" / "index.db")
+    assert sum("long prompt" in str(row[4]) for row in expected) > 20
+    globs = [
+        f"/nowhere/{i:04d}/a-long-directory-name-that-matches-nothing/*.jsonl" for i in range(1200)
+    ]
+    config = tmp_path / "config.yaml"
+    config.write_text(json.dumps({"hosts": {"claude-code": {"exclude": globs}}}))
+    assert config.stat().st_size > 80_000  # (more than a pipe holds, in every task)
+    monkeypatch.setenv("BACKSCROLL_CONFIG", str(config))
+    mark = uuid.uuid4().hex
+    out, _ = _run_index(mark)
+    assert len(out["used"]) == 1  # type: ignore[arg-type]
+    assert dump_turns(tmp_path / "data" / "index.db") == expected
+    _none_left(mark)
+
+
+def test_out_of_file_descriptors_it_forks_nothing_and_leaks_none(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the descriptor limit reached, no reader process is forked early (the
+    pass starts its pool as before) and the pipes already made are closed."""
+    import errno
+
+    monkeypatch.setenv("BACKSCROLL_INDEX_WORKERS", "4")
+    real_pipe = os.pipe
+    made: list[int] = []
+
+    def pipe() -> tuple[int, int]:
+        if len(made) >= 10:
+            raise OSError(errno.EMFILE, "Too many open files")
+        r, w = real_pipe()
+        made.extend((r, w))
+        return r, w
+
+    before = sorted(os.listdir("/proc/self/fd"))
+    with monkeypatch.context() as m:
+        m.setattr(os, "pipe", pipe)
+        assert prefork.maybe_start(None) is None
+    assert len(made) == 10
+    assert sorted(os.listdir("/proc/self/fd")) == before

@@ -31,7 +31,7 @@ from __future__ import annotations
 import contextlib
 import os
 import pickle
-import select
+import selectors
 import signal
 import sys
 import threading
@@ -82,21 +82,47 @@ def maybe_start(config_file: Path | None) -> Prefork | None:
     except (OSError, ValueError):
         return None
     workers = default_workers()
-    return Prefork(workers, config_file) if workers >= 2 else None
+    if workers < 2:
+        return None
+    try:
+        return Prefork(workers, config_file)
+    except OSError:  # (out of file descriptors or processes: the pass starts a pool)
+        return None
 
 
 class Prefork:
     """Reader processes forked now; :meth:`run` has the shape of
-    :meth:`ParallelReads.run <backscroll.indexing.parallel.ParallelReads.run>`."""
+    :meth:`ParallelReads.run <backscroll.indexing.parallel.ParallelReads.run>`.
+
+    Only the pump thread (:meth:`_pump`, started by :meth:`configure`) writes
+    to the reader processes, never blocking: a reader process blocked writing a
+    result while this process is blocked writing it a chunk would wait forever.
+    """
 
     def __init__(self, workers: int, config_file: Path | None = None) -> None:
         self.workers = workers
-        tasks = [os.pipe() for _ in range(workers)]
-        results = [os.pipe() for _ in range(workers)]
-        parent = os.getpid()
-        pid = os.fork()
-        if pid == 0:  # the first reader process; it never returns
-            _first_child(parent, config_file, tasks, results)
+        parent_pid = os.getpid()
+        fds: list[int] = []
+        try:
+            tasks = [_pipe(fds) for _ in range(workers)]
+            results = [_pipe(fds) for _ in range(workers)]
+            # (a Ctrl-C between the fork and the child's own handling must not
+            # send the child back into the command)
+            mask = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+            try:
+                pid = os.fork()
+                if pid == 0:  # the first reader process; it never returns
+                    try:
+                        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+                        _first_child(parent_pid, config_file, tasks, results)
+                    finally:
+                        os._exit(1)
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        except BaseException:
+            for fd in fds:
+                os.close(fd)
+            raise
         self.pid = pid
         for r, _w in tasks:
             os.close(r)
@@ -104,21 +130,29 @@ class Prefork:
             os.close(w)
         self.task_fds = [w for _r, w in tasks]
         self.result_fds = [r for r, _w in results]
+        for fd in self.task_fds:
+            os.set_blocking(fd, False)
+        self.wake_r, self.wake_w = os.pipe()
+        os.set_blocking(self.wake_w, False)
         self.cond = threading.Condition()
         self.chunks: list[list[Task]] = []
         self.assigned: list[deque[int]] = [deque() for _ in range(workers)]
+        self.outbox: list[deque[memoryview]] = [deque() for _ in range(workers)]
         self.done: dict[int, bytes] = {}
         self.next = 0
         self.consumed = 0
-        self.window = 1
+        self.window = 0
         self.error: BaseException | None = None
         self.thread: threading.Thread | None = None
-        self.configured = False
+        self.config_taken = False
+        self.ran = False
+        self.stopping = False
         self.closed = False
 
     def config(self) -> Config | None:
         """The configuration the first reader process read, or None where it
         could not (the caller reads it again, to say why) or is gone."""
+        self.config_taken = True
         try:
             data = _recv(self.result_fds[0])
             return pickle.loads(data) if data else None
@@ -128,13 +162,18 @@ class Prefork:
     def configure(self, config: Config) -> bool:
         """Let the reader processes go on with ``config``; False (and they end)
         where this is not a first index after all, or they are gone."""
+        if not self.config_taken:
+            self.config()
         if not self.closed and not config.db_path().exists():
             try:
-                _send(self.task_fds[0], pickle.dumps(config, pickle.HIGHEST_PROTOCOL))
-                self.configured = True
+                payload = pickle.dumps(config, pickle.HIGHEST_PROTOCOL)
+            except (pickle.PicklingError, TypeError):
+                payload = None  # (a configuration that cannot cross: the pass starts a pool)
+            if payload is not None:
+                self.outbox[0].append(_framed(payload))
+                self.thread = threading.Thread(target=self._pump, name="readers", daemon=True)
+                self.thread.start()
                 return True
-            except (OSError, pickle.PicklingError, TypeError):
-                pass  # (gone; or a configuration that cannot cross: the pass starts a pool)
         self.close()
         return False
 
@@ -154,11 +193,12 @@ class Prefork:
         from backscroll.indexing.parallel import WINDOW, chunks
 
         with self.cond:
+            self.ran = True
             self.chunks = list(chunks(tasks))
             self.window = WINDOW
-            self._feed()
-        self.thread = threading.Thread(target=self._collect, name="reader-results", daemon=True)
-        self.thread.start()
+            if self.thread is None:
+                self.error = RuntimeError("the reader processes were not configured")
+        self._wake()
         for i in range(len(self.chunks)):
             with self.cond:
                 while i not in self.done:
@@ -167,51 +207,95 @@ class Prefork:
                     self.cond.wait()
                 data = self.done.pop(i)
                 self.consumed = i + 1
-                self._feed()
+            self._wake()  # (the window moved on: the pump sends more)
             yield from pickle.loads(data)
 
+    def _wake(self) -> None:
+        with contextlib.suppress(BlockingIOError, OSError):
+            os.write(self.wake_w, b"!")
+
     def _feed(self) -> None:
-        """Give each reader process chunks up to DEPTH, WINDOW ahead at most
-        (the condition's lock held)."""
+        """Queue chunks for each reader process up to DEPTH, WINDOW ahead at
+        most (the condition's lock held)."""
         limit = min(len(self.chunks), self.consumed + self.window)
         for w, queue in enumerate(self.assigned):
             while len(queue) < DEPTH and self.next < limit and self.error is None:
                 queue.append(self.next)
                 payload = pickle.dumps(self.chunks[self.next], pickle.HIGHEST_PROTOCOL)
-                self.chunks[self.next] = []  # (sent: its tasks are not needed here)
+                self.chunks[self.next] = []  # (queued: its tasks are not needed here)
                 self.next += 1
-                try:
-                    _send(self.task_fds[w], payload)
-                except OSError as exc:
-                    self.error = RuntimeError(f"a reader process ended early: {exc}")
+                self.outbox[w].append(_framed(payload))
 
-    def _collect(self) -> None:
-        """The results thread: each result as it arrives, then that reader
-        process's next chunk."""
-        live = {fd: w for w, fd in enumerate(self.result_fds)}
+    def _pump(self) -> None:
+        """The one thread that talks to the reader processes: it writes the
+        queued chunks as their pipes take them, and takes each result as it
+        arrives, until :meth:`close`."""
+        sel = selectors.DefaultSelector()
+        sel.register(self.wake_r, selectors.EVENT_READ, -1)
+        live = set(range(self.workers))
+        for w, fd in enumerate(self.result_fds):
+            sel.register(fd, selectors.EVENT_READ, w)
+        writing: set[int] = set()
         try:
-            while live and not self._finished():
-                ready, _, _ = select.select(list(live), [], [])
-                for fd in ready:
-                    data = _recv(fd)
-                    with self.cond:
-                        queue = self.assigned[live[fd]]
-                        if data is None or not queue:
-                            del live[fd]
-                            if self.next < len(self.chunks) or queue:
-                                self.error = RuntimeError("a reader process ended early")
-                        else:
-                            self.done[queue.popleft()] = data
-                            self._feed()
-                        self.cond.notify_all()
+            while True:
+                with self.cond:
+                    if self.stopping:
+                        return
+                    self._feed()
+                    want = {w for w in live if self.outbox[w]}
+                for w in want - writing:
+                    sel.register(self.task_fds[w], selectors.EVENT_WRITE, self.workers + w)
+                for w in writing - want:
+                    sel.unregister(self.task_fds[w])
+                writing = want
+                for key, _ in sel.select():
+                    tag = key.data
+                    if tag == -1:
+                        os.read(self.wake_r, 4096)
+                    elif tag >= self.workers:
+                        self._write_some(tag - self.workers)
+                    elif not self._take_result(tag):
+                        live.discard(tag)
+                        sel.unregister(key.fd)
         except (OSError, ValueError) as exc:
-            with self.cond:
-                self.error = RuntimeError(f"reading a reader process's result failed: {exc}")
-                self.cond.notify_all()
+            self._fail(f"talking to a reader process failed: {exc}")
+        finally:
+            sel.close()
 
-    def _finished(self) -> bool:
+    def _write_some(self, w: int) -> None:
         with self.cond:
-            return self.next >= len(self.chunks) and not any(self.assigned)
+            queue = self.outbox[w]
+            try:
+                written = os.write(self.task_fds[w], queue[0])
+            except BlockingIOError:
+                return
+            except OSError as exc:  # (EPIPE: it ended)
+                queue.clear()
+                self._fail(f"a reader process ended early: {exc}")
+                return
+            if written == len(queue[0]):
+                queue.popleft()
+            else:
+                queue[0] = queue[0][written:]
+
+    def _take_result(self, w: int) -> bool:
+        """One result of reader process ``w``; False at its end."""
+        data = _recv(self.result_fds[w])  # (it writes the whole message unaided)
+        with self.cond:
+            queue = self.assigned[w]
+            if data is None or not queue:
+                if queue or self.next < len(self.chunks) or data is not None:
+                    self._fail("a reader process ended early")
+                return False
+            self.done[queue.popleft()] = data
+            self.cond.notify_all()
+            return True
+
+    def _fail(self, message: str) -> None:
+        with self.cond:
+            if self.error is None:
+                self.error = RuntimeError(message)
+            self.cond.notify_all()
 
     def close(self) -> None:
         """End the reader processes (at once if results are still owed)."""
@@ -219,18 +303,29 @@ class Prefork:
             return
         self.closed = True
         # (results still owed, or never asked for: the first may still be compiling)
-        owed = self.thread is None or any(self.assigned)
-        for fd in self.task_fds:
-            os.close(fd)
+        with self.cond:
+            owed = not self.ran or any(self.assigned) or self.next < len(self.chunks)
+            self.stopping = True
         if owed:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.pid, signal.SIGKILL)  # (the others die with it)
+        self._wake()
         if self.thread is not None:
             self.thread.join()
-        for fd in self.result_fds:
+        for fd in (*self.task_fds, *self.result_fds, self.wake_r, self.wake_w):
             os.close(fd)
         with contextlib.suppress(ChildProcessError):
             os.waitpid(self.pid, 0)
+
+
+#: Signals that stop the command, held back while it forks.
+_STOPS = {signal.SIGINT, signal.SIGTERM}
+
+
+def _pipe(fds: list[int]) -> tuple[int, int]:
+    r, w = os.pipe()
+    fds += (r, w)
+    return r, w
 
 
 # --------------------------------------------------------------------------- the children
@@ -316,8 +411,13 @@ def _serve(task_fd: int, result_fd: int) -> None:
 # --------------------------------------------------------------------------- framing
 
 
+def _framed(data: bytes) -> memoryview:
+    return memoryview(len(data).to_bytes(_HEAD, "little") + data)
+
+
 def _send(fd: int, data: bytes) -> None:
-    view = memoryview(len(data).to_bytes(_HEAD, "little") + data)
+    """(Blocking: a reader process's side.)"""
+    view = _framed(data)
     while view:
         view = view[os.write(fd, view) :]
 
