@@ -268,7 +268,9 @@ class IndexWriter:
         except BaseException as exc:
             self._in_tx = False
             try:
-                self.conn.execute("ROLLBACK")
+                # (SQLite may have ended it already: an interrupt, a full disk)
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
             except sqlite3.Error:
                 if not schema.is_corrupt(exc):
                     raise

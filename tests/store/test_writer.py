@@ -238,3 +238,21 @@ def test_a_vanished_file_finds_the_sessions_named_after_it_through_an_index(
         writer.close()
     steps = " | ".join(str(row[-1]) for row in plan)
     assert "sessions USING INDEX sessions_source" in steps, steps
+
+
+def test_an_error_in_a_transaction_sqlite_already_ended_is_not_masked(tmp_path: Path) -> None:
+    """When SQLite has already ended the transaction (an interrupt, a full disk),
+    the error that stopped the body comes out, not "cannot rollback - no
+    transaction is active", and the writer can begin again."""
+    writer = open_writer(tmp_path / "index.db")
+    try:
+        with pytest.raises(KeyboardInterrupt), writer.transaction():
+            writer.conn.execute("INSERT INTO meta (key, value) VALUES ('k', 'v')")
+            writer.conn.execute("ROLLBACK")  # as SQLite does on SQLITE_INTERRUPT
+            raise KeyboardInterrupt
+        with writer.transaction():
+            writer.conn.execute("INSERT INTO meta (key, value) VALUES ('k2', 'v')")
+        keys = {r[0] for r in writer.conn.execute("SELECT key FROM meta")}
+        assert "k2" in keys and "k" not in keys
+    finally:
+        writer.close()
