@@ -43,6 +43,15 @@ used, pools = [], []
 real_run = prefork.Prefork.run
 def run(self, tasks):
     used.append(self.pid)
+    if os.environ.get("T_KILL_BEFORE_RUN"):  # between the go-ahead and the first chunk
+        import signal, time
+        time.sleep(0.5)  # (the others are forked by now)
+        os.kill(self.pid, signal.SIGKILL)  # (the others die with it)
+        time.sleep(0.5)  # (and this process's thread has seen them end)
+    if os.environ.get("T_BAD_FEED"):  # something unforeseen in the thread
+        def feed(self):
+            raise TypeError("cannot pickle this")
+        prefork.Prefork._feed = feed
     for n, outcome in enumerate(real_run(self, tasks)):
         if n == 0 and os.environ.get("T_BLOCK"):
             print(json.dumps({"first": self.pid}), flush=True)
@@ -349,3 +358,22 @@ def test_out_of_file_descriptors_it_forks_nothing_and_leaks_none(
         assert prefork.maybe_start(None) is None
     assert len(made) == 10
     assert sorted(os.listdir("/proc/self/fd")) == before
+
+
+@pytest.mark.parametrize(
+    "trouble",
+    ["T_KILL_BEFORE_RUN", "T_BAD_FEED"],
+    ids=["reader killed before the pass", "error in the thread"],
+)
+def test_readers_lost_before_the_pass_or_a_thread_error_leave_it_to_the_writer(
+    tmp_path: Path, expected: list[tuple[object, ...]], trouble: str
+) -> None:
+    """A reader process killed while the command plans (the OOM killer), or an
+    unforeseen error in the thread that talks to them, hung the index; the
+    writer reads the rest itself."""
+    mark = uuid.uuid4().hex
+    out, stderr = _run_index(mark, {trouble: "1"})
+    assert len(out["used"]) == 1  # type: ignore[arg-type]
+    assert "reader processes failed; reading in-process" in stderr
+    assert dump_turns(tmp_path / "data" / "index.db") == expected
+    _none_left(mark)

@@ -145,6 +145,8 @@ class Prefork:
         self.error: BaseException | None = None
         self.thread: threading.Thread | None = None
         self.config_taken = False
+        #: The first reader process ended before its go-ahead.
+        self.gone = False
         self.ran = False
         self.stopping = False
         self.closed = False
@@ -155,8 +157,11 @@ class Prefork:
         self.config_taken = True
         try:
             data = _recv(self.result_fds[0])
+            if data is None:
+                self.gone = True
             return pickle.loads(data) if data else None
         except (OSError, ValueError, pickle.UnpicklingError):
+            self.gone = True
             return None
 
     def configure(self, config: Config) -> bool:
@@ -164,7 +169,7 @@ class Prefork:
         where this is not a first index after all, or they are gone."""
         if not self.config_taken:
             self.config()
-        if not self.closed and not config.db_path().exists():
+        if not self.closed and not self.gone and not config.db_path().exists():
             try:
                 payload = pickle.dumps(config, pickle.HIGHEST_PROTOCOL)
             except (pickle.PicklingError, TypeError):
@@ -204,7 +209,9 @@ class Prefork:
                 while i not in self.done:
                     if self.error is not None:
                         raise self.error
-                    self.cond.wait()
+                    if self.thread is not None and not self.thread.is_alive():
+                        raise RuntimeError("the reader processes' thread ended")
+                    self.cond.wait(1.0)
                 data = self.done.pop(i)
                 self.consumed = i + 1
             self._wake()  # (the window moved on: the pump sends more)
@@ -257,8 +264,8 @@ class Prefork:
                     elif not self._take_result(tag):
                         live.discard(tag)
                         sel.unregister(key.fd)
-        except (OSError, ValueError) as exc:
-            self._fail(f"talking to a reader process failed: {exc}")
+        except BaseException as exc:  # (anything: the pass reads the rest itself)
+            self._fail(f"talking to a reader process failed: {exc!r}")
         finally:
             sel.close()
 
@@ -284,8 +291,8 @@ class Prefork:
         with self.cond:
             queue = self.assigned[w]
             if data is None or not queue:
-                if queue or self.next < len(self.chunks) or data is not None:
-                    self._fail("a reader process ended early")
+                # (they end only when closed, after the pump: any end is early)
+                self._fail("a reader process ended early")
                 return False
             self.done[queue.popleft()] = data
             self.cond.notify_all()
