@@ -377,3 +377,29 @@ def test_readers_lost_before_the_pass_or_a_thread_error_leave_it_to_the_writer(
     assert "reader processes failed; reading in-process" in stderr
     assert dump_turns(tmp_path / "data" / "index.db") == expected
     _none_left(mark)
+
+
+def test_an_unreadable_index_place_is_left_to_the_pass_to_report(
+    tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where looking for the configured index fails (a directory this user may
+    not enter), the early reader processes end and the pass reports the place
+    as it would without them, rather than the command failing on the look."""
+    monkeypatch.setenv("BACKSCROLL_INDEX_WORKERS", "2")
+    early = prefork.maybe_start(None)
+    assert early is not None
+    monkeypatch.delenv("BACKSCROLL_HOME")  # (the configured data_dir counts)
+    place = tmp_path / "locked" / "index.db"
+    real_exists = Path.exists
+
+    def exists(self: Path) -> bool:
+        if self == place:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_exists(self)
+
+    monkeypatch.setattr(Path, "exists", exists)
+    try:
+        assert not early.configure(Config(data_dir=str(place.parent)))
+        assert early.closed
+    finally:
+        early.close()

@@ -160,7 +160,7 @@ class Prefork:
             if data is None:
                 self.gone = True
             return pickle.loads(data) if data else None
-        except (OSError, ValueError, pickle.UnpicklingError):
+        except Exception:  # (the caller reads it itself, and says what is wrong)
             self.gone = True
             return None
 
@@ -169,7 +169,11 @@ class Prefork:
         where this is not a first index after all, or they are gone."""
         if not self.config_taken:
             self.config()
-        if not self.closed and not self.gone and not config.db_path().exists():
+        try:
+            first = not config.db_path().exists()
+        except OSError:  # (the pass says what is wrong with the place, as without this)
+            first = False
+        if first and not self.closed and not self.gone:
             try:
                 payload = pickle.dumps(config, pickle.HIGHEST_PROTOCOL)
             except (pickle.PicklingError, TypeError):
