@@ -45,9 +45,14 @@ def run(self, tasks):
     used.append(self.pid)
     if os.environ.get("T_KILL_BEFORE_RUN"):  # between the go-ahead and the first chunk
         import signal, time
-        time.sleep(0.5)  # (the others are forked by now)
+        def until(ready):  # (no failure here: the pass would read it all itself)
+            deadline = time.monotonic() + 10
+            while not ready() and time.monotonic() < deadline:
+                time.sleep(0.01)
+        kids = f"/proc/{self.pid}/task/{self.pid}/children"
+        until(lambda: open(kids).read().strip())  # the other reader is forked
         os.kill(self.pid, signal.SIGKILL)  # (the others die with it)
-        time.sleep(0.5)  # (and this process's thread has seen them end)
+        until(lambda: self.error is not None)  # this process's thread saw them end
     if os.environ.get("T_BAD_FEED"):  # something unforeseen in the thread
         def feed(self):
             raise TypeError("cannot pickle this")
