@@ -44,10 +44,13 @@ def run_hook(
     host: str,
     stdin: bytes | dict[str, Any],
     env: dict[str, str] | None = None,
+    *,
+    command: list[str] | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
+    """``backscroll hook HOST`` (or ``command`` as given) fed ``stdin``."""
     data = stdin if isinstance(stdin, bytes) else json.dumps(stdin).encode()
     return subprocess.run(
-        [sys.executable, "-m", "backscroll", "hook", host],
+        command or [sys.executable, "-m", "backscroll", "hook", host],
         input=data,
         env=hook_env(tmp_path, env),
         capture_output=True,
@@ -384,13 +387,8 @@ def test_a_wrongly_written_hook_command_never_blocks_the_prompt_and_says_the_fix
 ) -> None:
     """Exit 2 blocks and erases the prompt in Claude Code, Codex and Gemini CLI;
     exit 1 is a non-blocking error in each. stderr names the hosts to choose from."""
-    done = subprocess.run(
-        [sys.executable, "-m", "backscroll", *argv],
-        input=json.dumps(claude_input(RECALLS_HEXPM)).encode(),
-        env=hook_env(shared),
-        capture_output=True,
-        timeout=60,
-        check=False,
+    done = run_hook(
+        shared, "", claude_input(RECALLS_HEXPM), command=[sys.executable, "-m", "backscroll", *argv]
     )
     assert done.returncode == 1, done.stderr
     assert done.stdout == b""
@@ -451,13 +449,11 @@ def test_an_encoding_error_is_described_without_its_text() -> None:
 def test_a_closed_stdout_or_stderr_still_exits_0(shared: Path, redirect: str) -> None:
     """A host drops the context on any exit but 0: a closed stream must not cost it."""
     hook_cmd = [sys.executable, "-m", "backscroll", "hook", "claude-code"]
-    done = subprocess.run(
-        ["sh", "-c", f'exec "$@" {redirect}', "sh", *hook_cmd],
-        input=json.dumps(claude_input(RECALLS_HEXPM)).encode(),
-        env=hook_env(shared),
-        capture_output=True,
-        timeout=60,
-        check=False,
+    done = run_hook(
+        shared,
+        "claude-code",
+        claude_input(RECALLS_HEXPM),
+        command=["sh", "-c", f'exec "$@" {redirect}', "sh", *hook_cmd],
     )
     assert done.returncode == 0, done.stderr
     assert b"Traceback" not in done.stderr

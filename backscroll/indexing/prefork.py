@@ -70,7 +70,7 @@ def maybe_start(config_file: Path | None) -> Prefork | None:
     cannot be forked here (see the module's docstring). Before the
     configuration (``config_file``, or the default) is read:
     :meth:`Prefork.configure` ends them if the configured index exists after all."""
-    if not sys.platform.startswith("linux") or not hasattr(os, "fork"):
+    if not sys.platform.startswith("linux"):
         return None
     if threading.active_count() != 1:
         return None
@@ -185,15 +185,6 @@ class Prefork:
                 return True
         self.close()
         return False
-
-    def start(self) -> None:
-        """(Already started: the pool's interface.)"""
-
-    def __enter__(self) -> Prefork:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def run(self, tasks: Iterable[tuple[Task, int]]) -> Iterator[Outcome]:
         """Each task's outcome, in the tasks' order (each given with its size in

@@ -452,6 +452,11 @@ def _index_each_step(home: Path, tmp_path: Path, *steps: Callable[[], None]) -> 
     return texts
 
 
+def _session_context(home: Path) -> Path:
+    """The test session's context file (its wire lies beside it)."""
+    return home / ".kimi" / "sessions" / WORK_HASH / SID / "context.jsonl"
+
+
 def _wire_keys(db: Path, *texts: str) -> bool:
     """Every turn with one of ``texts`` was read from the wire (its key names no
     context file: ``o:<offset>``, ``compaction:<hash>``)."""
@@ -462,7 +467,7 @@ def _wire_keys(db: Path, *texts: str) -> bool:
 def test_a_session_resumed_from_before_wires_keeps_its_history_and_each_new_turn_once(
     isolated_home: Path, tmp_path: Path
 ) -> None:
-    context = isolated_home / ".kimi" / "sessions" / WORK_HASH / SID / "context.jsonl"
+    context = _session_context(isolated_home)
     wire = context.with_name("wire.jsonl")
     summary = "The user asked why `make test` fails; cause: `protoc` is missing."
 
@@ -508,7 +513,7 @@ def test_a_session_resumed_from_before_wires_keeps_its_history_and_each_new_turn
 def test_a_resumed_session_whose_history_said_the_new_prompt_before_keeps_that_history(
     isolated_home: Path, tmp_path: Path
 ) -> None:
-    context = isolated_home / ".kimi" / "sessions" / WORK_HASH / SID / "context.jsonl"
+    context = _session_context(isolated_home)
     wire = context.with_name("wire.jsonl")
 
     def before_wires() -> None:
@@ -544,7 +549,7 @@ def test_a_resumed_session_compacted_before_its_first_new_prompt_has_each_summar
 ) -> None:
     # `/compact` leaves no prompt in the context, so the wire covers it only from
     # the next one: the summary stays the context's, and the wire does not add it.
-    context = isolated_home / ".kimi" / "sessions" / WORK_HASH / SID / "context.jsonl"
+    context = _session_context(isolated_home)
     wire = context.with_name("wire.jsonl")
     summary = "Earlier: a missing `protoc` broke `make test`."
 
@@ -616,7 +621,7 @@ def test_a_resumed_session_whose_history_repeats_its_new_prompts_keeps_all_of_it
     # The history said "continue" three times; after the resume the user says it
     # three times again. The wire's part is the context's last three prompts,
     # not the first "continue" the history said.
-    context = isolated_home / ".kimi" / "sessions" / WORK_HASH / SID / "context.jsonl"
+    context = _session_context(isolated_home)
     wire = context.with_name("wire.jsonl")
     history = [
         ("start the migration", "Started."),
