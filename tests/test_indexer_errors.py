@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import ClassVar
 
 from backscroll.config import Config
-from backscroll.indexing.indexer import HostSpec, Indexer
+from backscroll.indexing.indexer import Indexer
+from backscroll.indexing.spec import HostSpec
 from backscroll.model import Cursor, Kind, ReaderOptions, ReadResult
 from backscroll.readers.base import BaseReader, HostEnv
 from backscroll.store import open_writer

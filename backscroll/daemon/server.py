@@ -35,7 +35,8 @@ from backscroll.daemon.ui import UiServer
 from backscroll.daemon.watcher import Watcher
 from backscroll.daemon.worker import Worker
 from backscroll.errors import BackscrollError
-from backscroll.indexing.indexer import HostSpec, Indexer, build_hosts
+from backscroll.indexing.indexer import Indexer, build_hosts
+from backscroll.indexing.spec import HostSpec
 from backscroll.paths import SUN_PATH_MAX
 from backscroll.readers.base import SETTLE_SECONDS
 from backscroll.store import ensure_private_dir, open_writer, private_files, remove_index

@@ -28,10 +28,11 @@ from backscroll.indexing import parallel
 from backscroll.indexing.clean import Redactor, clean, redact_state, scrub
 from backscroll.indexing.parallel import Outcome
 from backscroll.indexing.prefork import default_workers
+from backscroll.indexing.spec import HostSpec
 from backscroll.model import UNREAD_SUBAGENT, Cursor, ReaderOptions, ReadResult
 from backscroll.paths import UNREACHABLE_FIX, is_under
 from backscroll.readers import READERS
-from backscroll.readers.base import HostEnv, Reader, is_settled, open_regular
+from backscroll.readers.base import HostEnv, is_settled, open_regular
 from backscroll.store import reredact
 from backscroll.store.writer import FileRow, FileStat, IndexWriter, Update
 
@@ -56,18 +57,6 @@ EARLY_INDEX_PART = 8
 
 def _log(level: int, msg: str, **fields: object) -> None:
     log.log(level, msg, extra=fields)
-
-
-@dataclass(frozen=True)
-class HostSpec:
-    reader: Reader
-    roots: tuple[Path, ...]
-    options: ReaderOptions
-    exclude: tuple[str, ...] = ()
-
-    @property
-    def host(self) -> str:
-        return self.reader.host
 
 
 @dataclass(frozen=True)

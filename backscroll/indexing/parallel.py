@@ -37,7 +37,7 @@ from backscroll.model import Cursor, ReadResult
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
-    from backscroll.indexing.indexer import HostSpec
+    from backscroll.indexing.spec import HostSpec
 
 #: One file to read: its host, its path and where to read from.
 Task = tuple["HostSpec", Path, "Cursor | None"]

@@ -9,13 +9,14 @@ compiling the redaction patterns before it reads anything.
 :func:`maybe_start` forks one reader process as the command starts, when no
 index exists yet at the default place. On the idle core it reads the
 configuration and hands it to the command (:meth:`Prefork.config`, while the
-command imports the store), imports the readers and compiles the redaction
-patterns. Once the command has found that no index exists at the configured
-place either (:meth:`Prefork.configure`), it forks the other reader processes
-from itself, so the patterns are compiled once and every reader is ready by
-the time the files are planned. The pass hands them its
-chunks exactly as it would a :class:`ParallelReads` pool: results come back in
-submission order.
+command imports the store), imports the readers' shared helpers and compiles
+the redaction patterns (each host's reader module is imported by the first task
+that names it, in each reader process). Once the command has found that no
+index exists at the configured place either (:meth:`Prefork.configure`), it
+forks the other reader processes from itself, so the patterns are compiled once
+and every reader is ready by the time the files are planned. The pass hands
+them its chunks exactly as it would a :class:`ParallelReads` pool: results come
+back in submission order.
 
 Linux only (elsewhere the pass starts its pool as before): the other reader
 processes are forked from the first, and only Linux ends them with it
@@ -351,7 +352,7 @@ def _first_child(
 
         parallel.die_with_parent(parent)
         _send(results[0][1], _read_config(config_file))
-        import backscroll.readers  # (what the tasks name)
+        import backscroll.readers.base  # (each host's module: at the first task naming it)
         import backscroll.redact  # noqa: F401  (compiles the default patterns)
 
         data = _recv(tasks[0][0])

@@ -10,7 +10,8 @@ Adding a host, in one place: every step below is caught by the test named.
    ``host``, ``name``, ``version``, ``kind``, ``roots`` and ``read``; SQL on the
    host's database in ``readers/hostdb/<module>.py`` through ``open_readonly``
    (tests/test_no_sql_outside_store.py).
-2. An instance in :data:`READERS` below (tests/test_add_a_host.py).
+2. An instance in :func:`_readers` below, the list ``READERS`` gives
+   (tests/test_add_a_host.py).
 3. Its name in ``backscroll/hosts.py`` ``HOST_NAMES``
    (tests/test_hosts_registry.py).
 4. Real samples in ``tests/fixtures/<host>/`` with a ``SOURCES.md`` saying where
@@ -31,81 +32,109 @@ Adding a host, in one place: every step below is caught by the test named.
 
 from __future__ import annotations
 
-from backscroll.readers.aider import AiderReader
-from backscroll.readers.amazon_q import AmazonQReader
-from backscroll.readers.amp import AmpReader
-from backscroll.readers.antigravity import AntigravityReader
-from backscroll.readers.base import BaseReader, HostEnv, Reader
-from backscroll.readers.claude_code import ClaudeCodeReader
-from backscroll.readers.claude_cowork import CoworkReader
-from backscroll.readers.cline import ClineReader
-from backscroll.readers.codex import CodexReader
-from backscroll.readers.continue_dev import ContinueReader
-from backscroll.readers.copilot_cli import CopilotCliReader
-from backscroll.readers.crush import CrushReader
-from backscroll.readers.cursor_agent import CursorAgentReader
-from backscroll.readers.cursor_ide import CursorReader
-from backscroll.readers.factory_droid import FactoryDroidReader
-from backscroll.readers.gemini_cli import GeminiCliReader
-from backscroll.readers.goose import GooseJsonlReader, GooseReader
-from backscroll.readers.grok import GrokReader
-from backscroll.readers.hermes import HermesReader
-from backscroll.readers.hermes_logs import HermesLogReader
-from backscroll.readers.iflow_cli import IflowCliReader
-from backscroll.readers.kilo_code import KiloCodeReader
-from backscroll.readers.kimi_cli import KimiCliReader
-from backscroll.readers.kiro import KiroCliReader, KiroIdeReader
-from backscroll.readers.mistral_vibe import MistralVibeReader
-from backscroll.readers.opencode import KiloCliReader, OpenCodeReader
-from backscroll.readers.openhands import OpenHandsReader
-from backscroll.readers.pi import PiReader
-from backscroll.readers.qwen_code import QwenCodeReader
-from backscroll.readers.roo_code import RooCodeReader
-from backscroll.readers.trae_cli import TraeCliReader
-from backscroll.readers.vscode_chat_db import VsCodeChatDbReader
-from backscroll.readers.vscode_copilot_chat import VsCodeCopilotChatReader
-from backscroll.readers.zed import ZedReader
-from backscroll.readers.zoo_code import ZooCodeReader
+import _thread
+from typing import TYPE_CHECKING
 
-READERS: tuple[Reader, ...] = (
-    ClaudeCodeReader(),
-    CodexReader(),
-    GeminiCliReader(),
-    CopilotCliReader(),
-    QwenCodeReader(),
-    PiReader(),
-    FactoryDroidReader(),
-    CursorAgentReader(),
-    KiroCliReader(),
-    KiroIdeReader(),
-    ClineReader(),
-    RooCodeReader(),
-    KiloCodeReader(),
-    ContinueReader(),
-    AmpReader(),
-    OpenCodeReader(),
-    KiloCliReader(),
-    CursorReader(),
-    GooseReader(),
-    GooseJsonlReader(),
-    CrushReader(),
-    HermesReader(),
-    HermesLogReader(),
-    ZedReader(),
-    AiderReader(),
-    CoworkReader(),
-    AntigravityReader(),
-    KimiCliReader(),
-    GrokReader(),
-    MistralVibeReader(),
-    TraeCliReader(),
-    ZooCodeReader(),
-    VsCodeCopilotChatReader(),
-    VsCodeChatDbReader(),
-    OpenHandsReader(),
-    AmazonQReader(),
-    IflowCliReader(),
-)
+from backscroll.readers.base import BaseReader, HostEnv, Reader
+
+if TYPE_CHECKING:
+    #: Every host's reader, in the order hosts are listed (built by :func:`_readers`).
+    READERS: tuple[Reader, ...]
+
+#: Held while READERS is first built (the daemon's threads may ask at once).
+_BUILDING = _thread.allocate_lock()
+
+
+def _readers() -> tuple[Reader, ...]:
+    """Every host's reader: the list the steps above add to.
+
+    Built on the first use of ``READERS``, not when this package is imported:
+    a reader process imports only the modules its tasks name, not every
+    host's (bench/RESULTS.md, Cold index, fifteenth pass)."""
+    from backscroll.readers.aider import AiderReader
+    from backscroll.readers.amazon_q import AmazonQReader
+    from backscroll.readers.amp import AmpReader
+    from backscroll.readers.antigravity import AntigravityReader
+    from backscroll.readers.claude_code import ClaudeCodeReader
+    from backscroll.readers.claude_cowork import CoworkReader
+    from backscroll.readers.cline import ClineReader
+    from backscroll.readers.codex import CodexReader
+    from backscroll.readers.continue_dev import ContinueReader
+    from backscroll.readers.copilot_cli import CopilotCliReader
+    from backscroll.readers.crush import CrushReader
+    from backscroll.readers.cursor_agent import CursorAgentReader
+    from backscroll.readers.cursor_ide import CursorReader
+    from backscroll.readers.factory_droid import FactoryDroidReader
+    from backscroll.readers.gemini_cli import GeminiCliReader
+    from backscroll.readers.goose import GooseJsonlReader, GooseReader
+    from backscroll.readers.grok import GrokReader
+    from backscroll.readers.hermes import HermesReader
+    from backscroll.readers.hermes_logs import HermesLogReader
+    from backscroll.readers.iflow_cli import IflowCliReader
+    from backscroll.readers.kilo_code import KiloCodeReader
+    from backscroll.readers.kimi_cli import KimiCliReader
+    from backscroll.readers.kiro import KiroCliReader, KiroIdeReader
+    from backscroll.readers.mistral_vibe import MistralVibeReader
+    from backscroll.readers.opencode import KiloCliReader, OpenCodeReader
+    from backscroll.readers.openhands import OpenHandsReader
+    from backscroll.readers.pi import PiReader
+    from backscroll.readers.qwen_code import QwenCodeReader
+    from backscroll.readers.roo_code import RooCodeReader
+    from backscroll.readers.trae_cli import TraeCliReader
+    from backscroll.readers.vscode_chat_db import VsCodeChatDbReader
+    from backscroll.readers.vscode_copilot_chat import VsCodeCopilotChatReader
+    from backscroll.readers.zed import ZedReader
+    from backscroll.readers.zoo_code import ZooCodeReader
+
+    return (
+        ClaudeCodeReader(),
+        CodexReader(),
+        GeminiCliReader(),
+        CopilotCliReader(),
+        QwenCodeReader(),
+        PiReader(),
+        FactoryDroidReader(),
+        CursorAgentReader(),
+        KiroCliReader(),
+        KiroIdeReader(),
+        ClineReader(),
+        RooCodeReader(),
+        KiloCodeReader(),
+        ContinueReader(),
+        AmpReader(),
+        OpenCodeReader(),
+        KiloCliReader(),
+        CursorReader(),
+        GooseReader(),
+        GooseJsonlReader(),
+        CrushReader(),
+        HermesReader(),
+        HermesLogReader(),
+        ZedReader(),
+        AiderReader(),
+        CoworkReader(),
+        AntigravityReader(),
+        KimiCliReader(),
+        GrokReader(),
+        MistralVibeReader(),
+        TraeCliReader(),
+        ZooCodeReader(),
+        VsCodeCopilotChatReader(),
+        VsCodeChatDbReader(),
+        OpenHandsReader(),
+        AmazonQReader(),
+        IflowCliReader(),
+    )
+
+
+def __getattr__(name: str) -> object:
+    if name != "READERS":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    with _BUILDING:
+        readers = globals().get("READERS")
+        if readers is None:
+            readers = globals()["READERS"] = _readers()
+    return readers
 
 
 __all__ = ["READERS", "BaseReader", "HostEnv", "Reader"]

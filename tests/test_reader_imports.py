@@ -1,0 +1,113 @@
+"""A reader process imports what it reads, not the whole program: one host's
+module does not import every other host's, and a task it unpickles imports
+neither the indexer nor the store (both used to, ~25 ms and ~40 ms in each
+reader process before its first file). ``READERS`` still lists every host,
+built once, whichever thread asks first."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from backscroll.config import Config
+from backscroll.indexing.indexer import build_hosts
+from backscroll.model import Cursor
+from backscroll.readers.base import HostEnv
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _fresh(code: str, stdin: bytes = b"") -> dict[str, object]:
+    """What ``code`` prints (one JSON line), run by a new interpreter."""
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        input=stdin,
+        capture_output=True,
+        check=True,
+        cwd=ROOT,
+        timeout=60,
+    )
+    result: dict[str, object] = json.loads(out.stdout)
+    return result
+
+
+def test_importing_one_hosts_reader_leaves_the_other_hosts_modules_unimported() -> None:
+    seen = _fresh(
+        "import json, sys\n"
+        "import backscroll.readers.claude_code\n"
+        "hosts = sorted(m for m in sys.modules if m.startswith('backscroll.readers.')\n"
+        "               and m not in ('backscroll.readers.base',))\n"
+        "from backscroll.readers import READERS\n"
+        "print(json.dumps({'before': hosts, 'readers': len(READERS)}))\n"
+    )
+    # (Claude Code's own module imports the desktop app's, for its sessions' titles.)
+    assert seen["before"] == ["backscroll.readers.claude_code", "backscroll.readers.claude_desktop"]
+    from backscroll.readers import READERS
+
+    assert seen["readers"] == len(READERS) > 30
+
+
+def test_a_task_unpickled_by_a_reader_process_imports_neither_indexer_nor_store(
+    isolated_home: Path,
+) -> None:
+    transcript = isolated_home / ".claude" / "projects" / "-p" / "s.jsonl"
+    transcript.parent.mkdir(parents=True)
+    transcript.write_text(
+        '{"type":"user","sessionId":"s","uuid":"u1","timestamp":"2026-01-01T00:00:00Z",'
+        '"message":{"role":"user","content":"where did the lockfile go"}}\n'
+    )
+    specs = {s.host: s for s in build_hosts(Config(), HostEnv.current())}
+    tasks = [(specs["claude-code"], transcript, None), (specs["codex"], transcript, Cursor(0, {}))]
+    seen = _fresh(
+        "import json, pickle, sys\n"
+        "from backscroll.indexing import parallel\n"
+        "tasks = pickle.loads(sys.stdin.buffer.read())\n"
+        "outcomes = parallel.read_files(tasks[:1])\n"
+        "print(json.dumps({\n"
+        "    'modules': sorted(m for m in sys.modules if m.startswith('backscroll.')),\n"
+        "    'turns': [t.text for o in outcomes for t in o.get().turns],\n"
+        "}))\n",
+        pickle.dumps(tasks, pickle.HIGHEST_PROTOCOL),
+    )
+    modules = seen["modules"]
+    assert isinstance(modules, list)
+    assert "backscroll.indexing.indexer" not in modules
+    assert not [m for m in modules if m.startswith("backscroll.store")]
+    hosts = {m for m in modules if m.startswith("backscroll.readers.")} - {
+        "backscroll.readers.base"
+    }
+    assert hosts == {
+        "backscroll.readers.claude_code",
+        "backscroll.readers.claude_desktop",
+        "backscroll.readers.codex",
+    }
+    assert seen["turns"] == ["where did the lockfile go"]
+
+
+def test_readers_asked_for_by_many_threads_at_once_are_built_once() -> None:
+    seen = _fresh(
+        "import json, threading\n"
+        "import backscroll.readers as readers\n"
+        "got = []\n"
+        "start = threading.Barrier(8)\n"
+        "def ask():\n"
+        "    start.wait()\n"
+        "    got.append(readers.READERS)\n"
+        "threads = [threading.Thread(target=ask) for _ in range(8)]\n"
+        "for t in threads: t.start()\n"
+        "for t in threads: t.join()\n"
+        "print(json.dumps({'tuples': len({id(g) for g in got}), 'asked': len(got)}))\n"
+    )
+    assert seen == {"tuples": 1, "asked": 8}
+
+
+def test_an_unknown_name_of_the_readers_package_is_an_attribute_error() -> None:
+    import backscroll.readers as readers
+
+    with pytest.raises(AttributeError, match="NO_SUCH_THING"):
+        getattr(readers, "NO_SUCH_THING")  # noqa: B009
