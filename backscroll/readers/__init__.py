@@ -42,7 +42,9 @@ if TYPE_CHECKING:
     READERS: tuple[Reader, ...]
 
 #: Held while READERS is first built (the daemon's threads may ask at once).
-_BUILDING = _thread.allocate_lock()
+#: Re-entrant: a reader module that asked for READERS as it is imported would
+#: fail as a circular import, not hang.
+_BUILDING = _thread.RLock()
 
 
 def _readers() -> tuple[Reader, ...]:
