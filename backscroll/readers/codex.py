@@ -21,8 +21,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
-import zstandard
-
 from backscroll.model import (
     Cursor,
     Kind,
@@ -218,6 +216,8 @@ class CodexReader(BaseReader):
         parser = _Parser(path, state, self.resume_program)
         problems: list[Problem] = []
         if compressed:
+            import zstandard  # (~5 ms: only where an archived rollout is read)
+
             tail = Tail(path, max_line_bytes=opts.max_line_bytes)
             with open_regular(path) as fh, zstandard.ZstdDecompressor().stream_reader(fh) as zst:
                 try:

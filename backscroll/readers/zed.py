@@ -31,8 +31,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-import zstandard
-
 from backscroll.model import (
     Cursor,
     Kind,
@@ -130,7 +128,7 @@ class ZedReader(BaseReader):
                 thread = _parse_thread(row.id, doc, subagent=row.parent_id is not None)
             except UnknownThreadVersion as exc:
                 return ReadResult(unsupported=f"unknown format version {exc} in {path}")
-            except (ValueError, zstandard.ZstdError) as exc:
+            except ValueError as exc:
                 problems.append(Problem(f"thread {row.id}: unreadable data: {exc}"))
                 continue
             replaced.add(row.id)
@@ -168,8 +166,12 @@ def _decode(row: zed_sql.ThreadRow) -> Any:
     data = row.data
     raw = data.encode("utf-8") if isinstance(data, str) else bytes(data or b"")
     if row.data_type == "zstd":
-        reader = zstandard.ZstdDecompressor().stream_reader(raw)
-        raw = reader.read(_MAX_THREAD_BYTES + 1)
+        import zstandard  # (~5 ms: only where a compressed thread is read)
+
+        try:
+            raw = zstandard.ZstdDecompressor().stream_reader(raw).read(_MAX_THREAD_BYTES + 1)
+        except zstandard.ZstdError as exc:
+            raise ValueError(str(exc)) from exc
         if len(raw) > _MAX_THREAD_BYTES:
             raise ValueError(f"thread larger than {_MAX_THREAD_BYTES} bytes")
     elif row.data_type != "json":

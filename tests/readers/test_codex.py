@@ -235,6 +235,22 @@ def test_zstd_rollout_gives_the_same_turns_and_keys_as_the_plain_file(tmp_path: 
     assert from_zst.comparable() == fresh.comparable()
 
 
+def test_a_corrupt_zstd_rollout_is_a_problem_and_keeps_what_came_before(
+    tmp_path: Path,
+) -> None:
+    plain = real(tmp_path / "plain")
+    archived = codex_home(tmp_path / "zst") / "archived_sessions"
+    archived.mkdir(parents=True)
+    good = zstandard.ZstdCompressor().compress(plain.read_bytes())
+    middle = len(good) // 2
+    compressed = archived / f"{REAL_NAME}.zst"
+    compressed.write_bytes(good[:middle] + bytes(64) + good[middle + 64 :])
+    result = READER.read(compressed, None, ReaderOptions())
+    assert [p.message for p in result.problems if "corrupt zstd stream" in p.message]
+    whole = {t.key for t in READER.read(plain, None, ReaderOptions()).turns}
+    assert {t.key for t in result.turns} < whole
+
+
 def test_plain_file_wins_over_its_zstd_twin(tmp_path: Path) -> None:
     plain = real(tmp_path)
     twin = plain.with_name(plain.name + ".zst")
