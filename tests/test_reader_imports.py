@@ -106,6 +106,51 @@ def test_readers_asked_for_by_many_threads_at_once_are_built_once() -> None:
     assert seen == {"tuples": 1, "asked": 8}
 
 
+def test_the_list_asked_for_while_it_is_built_is_the_one_kept() -> None:
+    seen = _fresh(
+        "import json\n"
+        "import backscroll.readers as readers\n"
+        "real = readers._readers\n"
+        "inner = []\n"
+        "def asking():\n"
+        "    built = real()\n"
+        "    if not inner:  # (a reader module asking, once, as it loads)\n"
+        "        inner.append(None)\n"
+        "        inner[0] = readers.READERS\n"
+        "    return built\n"
+        "readers._readers = asking\n"
+        "outer = readers.READERS\n"
+        "print(json.dumps({'same': outer is inner[0] is readers.READERS}))\n"
+    )
+    assert seen == {"same": True}
+
+
+def test_an_error_building_the_list_is_not_taken_for_a_missing_name() -> None:
+    seen = _fresh(
+        "import json\n"
+        "import backscroll.readers as readers\n"
+        "def broken():\n"
+        "    raise AttributeError('a reader module lost an attribute')\n"
+        "readers._readers = broken\n"
+        "try:\n"
+        "    from backscroll.readers import READERS\n"
+        "except Exception as exc:\n"
+        "    print(json.dumps({'error': type(exc).__name__, 'message': str(exc)}))\n"
+    )
+    assert seen["error"] == "RuntimeError"
+    assert "a reader module lost an attribute" in str(seen["message"])
+
+
+def test_the_reader_list_is_named_by_dir_before_its_first_use() -> None:
+    seen = _fresh(
+        "import json\n"
+        "import backscroll.readers as readers\n"
+        "print(json.dumps({'listed': 'READERS' in dir(readers),\n"
+        "                  'built': 'READERS' in vars(readers)}))\n"
+    )
+    assert seen == {"listed": True, "built": False}
+
+
 def test_an_unknown_name_of_the_readers_package_is_an_attribute_error() -> None:
     import backscroll.readers as readers
 

@@ -42,8 +42,8 @@ if TYPE_CHECKING:
     READERS: tuple[Reader, ...]
 
 #: Held while READERS is first built (the daemon's threads may ask at once).
-#: Re-entrant: a reader module that asked for READERS as it is imported would
-#: fail as a circular import, not hang.
+#: Re-entrant: a reader module asking for READERS as it is imported does not
+#: hang (it gets the list, or a circular-import error before its class exists).
 _BUILDING = _thread.RLock()
 
 
@@ -129,14 +129,25 @@ def _readers() -> tuple[Reader, ...]:
     )
 
 
-def __getattr__(name: str) -> object:
-    if name != "READERS":
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    with _BUILDING:
-        readers = globals().get("READERS")
-        if readers is None:
-            readers = globals()["READERS"] = _readers()
-    return readers
+if not TYPE_CHECKING:  # (for mypy, READERS is declared above and nothing else exists)
+
+    def __getattr__(name: str) -> object:
+        if name != "READERS":
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        with _BUILDING:
+            readers = globals().get("READERS")
+            if readers is None:
+                try:
+                    built = _readers()
+                except AttributeError as exc:
+                    # (raised from here, it would read as "no attribute READERS")
+                    raise RuntimeError(f"building the reader list failed: {exc!r}") from exc
+                # One list, even if something asked for it while it was built.
+                readers = globals().setdefault("READERS", built)
+        return readers
+
+    def __dir__() -> list[str]:
+        return sorted({*globals(), "READERS"})
 
 
 __all__ = ["READERS", "BaseReader", "HostEnv", "Reader"]
