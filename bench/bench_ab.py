@@ -10,7 +10,8 @@ optional ``KEY=VALUE`` environment after a ``|``:
 Every round runs every arm once, in order, each into a fresh data directory,
 so a slow minute of a noisy machine falls on all arms alike. Prints each arm's
 best and median wall and CPU time (the command and its worker processes) and
-each arm's ratio to the first (above 1: faster than the first arm).
+each arm's ratio to the first (above 1: faster than the first arm); wall time
+also as its lower quartile (p25).
 """
 
 from __future__ import annotations
@@ -71,6 +72,12 @@ def _run(tree: Path, corpus: Path, config: Path, extra: dict[str, str]) -> tuple
         shutil.rmtree(home, ignore_errors=True)
 
 
+def _p25(values: list[float]) -> float:
+    """The lower quartile: steadier than the best (one lucky run) on a noisy
+    machine, and less swayed than the median by its slow minutes."""
+    return statistics.quantiles(values, n=4)[0] if len(values) > 1 else values[0]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--corpus", type=Path, required=True, help="a HOME holding transcripts")
@@ -99,12 +106,14 @@ def main() -> None:
         for name, _, _ in arms:
             w, c = walls[name], cpus[name]
             line = (
-                f"{name:40s} wall best {min(w):.3f} median {statistics.median(w):.3f}"
+                f"{name:40s} wall best {min(w):.3f} p25 {_p25(w):.3f}"
+                f" median {statistics.median(w):.3f}"
                 f"  cpu best {min(c):.3f} median {statistics.median(c):.3f}"
             )
             if name != first:
                 line += (
                     f"  vs first: best {min(walls[first]) / min(w):.3f}x"
+                    f" p25 {_p25(walls[first]) / _p25(w):.3f}x"
                     f" median {statistics.median(walls[first]) / statistics.median(w):.3f}x"
                 )
             print(line)
