@@ -18,6 +18,10 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class HostSpec:
+    """An enabled host: its reader, the roots it is looked for under (its own
+    defaults or the configuration's), the options its reads get, and the paths
+    the configuration leaves out."""
+
     reader: Reader
     roots: tuple[Path, ...]
     options: ReaderOptions
