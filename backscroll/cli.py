@@ -61,11 +61,9 @@ def _query(
 def cmd_index(args: argparse.Namespace) -> int:
     # A first index forks its reader processes now: the first reads the
     # configuration while this one imports the rest (indexing/prefork.py).
-    prefork = None
-    if not args.rebuild:
-        from backscroll.indexing.prefork import maybe_start
+    from backscroll.indexing.prefork import maybe_start
 
-        prefork = maybe_start(_config_file(args))
+    prefork = maybe_start(_config_file(args), rebuild=args.rebuild)
     try:
         cfg = None
         if prefork is not None:
@@ -91,7 +89,7 @@ def _index(args: argparse.Namespace, cfg: Any, prefork: Any) -> int:
     rebuilt = None
     try:
         if args.rebuild:
-            rebuilt = rebuild(cfg, progress)
+            rebuilt = rebuild(cfg, progress, prefork=prefork)
             summary, totals = rebuilt.summary, rebuilt.totals
         else:
             summary, totals = direct.index(cfg, progress, check=True, prefork=prefork)
@@ -138,13 +136,19 @@ def _index(args: argparse.Namespace, cfg: Any, prefork: Any) -> int:
 
 
 def rebuild(
-    cfg: Any, progress: Any = None, fault: Callable[[str, Path], None] | None = None
+    cfg: Any,
+    progress: Any = None,
+    fault: Callable[[str, Path], None] | None = None,
+    *,
+    prefork: Any = None,
 ) -> Any:
     """``index --rebuild`` (see backscroll.rebuild): a new index beside the old one,
-    swapped in whole, kept history and exclusions carried, the old kept as .old."""
+    swapped in whole, kept history and exclusions carried, the old kept as .old.
+    ``prefork``: reader processes forked as the command started (the caller
+    closes them)."""
     from backscroll.rebuild import rebuild as run
 
-    return run(cfg, progress, fault)
+    return run(cfg, progress, fault, prefork=prefork)
 
 
 def render_rebuilt(rebuilt: Any) -> None:

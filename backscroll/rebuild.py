@@ -22,6 +22,7 @@ from backscroll import direct
 from backscroll.config import Config
 from backscroll.errors import BackscrollError
 from backscroll.indexing.indexer import Progress, Summary
+from backscroll.indexing.parallel import Reads
 from backscroll.store import (
     CarryReport,
     carry_exclusions,
@@ -53,7 +54,11 @@ def forget_lock_path(db: Path) -> Path:
 
 
 def rebuild(
-    cfg: Config, progress: Progress | None = None, fault: Callable[[str, Path], None] | None = None
+    cfg: Config,
+    progress: Progress | None = None,
+    fault: Callable[[str, Path], None] | None = None,
+    *,
+    prefork: Reads | None = None,
 ) -> Rebuilt:
     db = cfg.db_path()
     if db.is_dir():
@@ -91,6 +96,7 @@ def rebuild(
             carry_exclusions(db, writer, carried)
             indexer = direct.make_indexer(cfg, writer)
             indexer.fault = fault
+            indexer.prefork = prefork  # (reader processes forked as the command started)
             summary = indexer.reconcile(progress)
             redactor = indexer.redactor
             carry_kept(db, writer, redactor.redact if redactor else None, carried,

@@ -7,6 +7,9 @@ optional ``KEY=VALUE`` environment after a ``|``:
     python bench/bench_ab.py --corpus C240 --rounds 30 \
         HEAD ../variant 'HEAD|BACKSCROLL_INDEX_WORKERS=3'
 
+With ``--rebuild``, each run is ``backscroll index --rebuild`` of a copy of an
+index the first arm built once.
+
 Every round runs every arm once, in order, each into a fresh data directory,
 so a slow minute of a noisy machine falls on all arms alike. Prints each arm's
 best and median wall and CPU time (the command and its worker processes) and
@@ -42,8 +45,10 @@ def _tree(spec: str, scratch: Path) -> Path:
     return dest
 
 
-def _run(tree: Path, corpus: Path, config: Path, extra: dict[str, str]) -> tuple[float, float]:
-    home = Path(tempfile.mkdtemp(prefix="bench-ab-"))
+def _index(
+    home: Path, tree: Path, corpus: Path, config: Path, extra: dict[str, str], *, rebuild: bool
+) -> tuple[float, float]:
+    """``backscroll index`` (``--rebuild``) into ``home``: wall and CPU seconds."""
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(corpus),
@@ -55,19 +60,30 @@ def _run(tree: Path, corpus: Path, config: Path, extra: dict[str, str]) -> tuple
         "PYTHONPATH": str(tree),
         **extra,
     }
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "backscroll", "index", "--json", *(["--rebuild"] * rebuild)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        cwd=home,
+    )
+    _pid, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    if status != 0:
+        raise SystemExit(f"{tree}: backscroll index failed (status {status})")
+    return wall, usage.ru_utime + usage.ru_stime
+
+
+def _run(
+    tree: Path, corpus: Path, config: Path, extra: dict[str, str], seed: Path | None = None
+) -> tuple[float, float]:
+    """One timed run in a fresh data directory; with ``seed``, a rebuild of a
+    copy of the index there."""
+    home = Path(tempfile.mkdtemp(prefix="bench-ab-"))
     try:
-        start = time.perf_counter()
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "backscroll", "index", "--json"],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            cwd=home,
-        )
-        _pid, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - start
-        if status != 0:
-            raise SystemExit(f"{tree}: backscroll index failed (status {status})")
-        return wall, usage.ru_utime + usage.ru_stime
+        if seed is not None:
+            shutil.copytree(seed, home, dirs_exist_ok=True)
+        return _index(home, tree, corpus, config, extra, rebuild=seed is not None)
     finally:
         shutil.rmtree(home, ignore_errors=True)
 
@@ -75,7 +91,9 @@ def _run(tree: Path, corpus: Path, config: Path, extra: dict[str, str]) -> tuple
 def _p25(values: list[float]) -> float:
     """The lower quartile: steadier than the best (one lucky run) on a noisy
     machine, and less swayed than the median by its slow minutes."""
-    return statistics.quantiles(values, n=4)[0] if len(values) > 1 else values[0]
+    if len(values) < 2:
+        return values[0]
+    return statistics.quantiles(values, n=4, method="inclusive")[0]
 
 
 def main() -> None:
@@ -83,6 +101,11 @@ def main() -> None:
     ap.add_argument("--corpus", type=Path, required=True, help="a HOME holding transcripts")
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--redaction", choices=("on", "off"), default="on")
+    ap.add_argument(
+        "--rebuild",
+        action="store_true",
+        help="time `index --rebuild` of an index the first arm built once, copied per run",
+    )
     ap.add_argument("arms", nargs="+", help="REF or DIR, optionally '|KEY=VALUE,...'")
     args = ap.parse_args()
     scratch = Path(tempfile.mkdtemp(prefix="bench-ab-trees-"))
@@ -95,11 +118,16 @@ def main() -> None:
             spec, _, env_text = arm.partition("|")
             extra = dict(kv.split("=", 1) for kv in env_text.split(",") if kv)
             arms.append((arm, _tree(spec, scratch / "trees"), extra))
+        seed = None
+        if args.rebuild:  # (one index, built by the first arm, copied into every run)
+            seed = scratch / "seed"
+            seed.mkdir()
+            _index(seed, arms[0][1], args.corpus, config, arms[0][2], rebuild=False)
         walls: dict[str, list[float]] = {name: [] for name, _, _ in arms}
         cpus: dict[str, list[float]] = {name: [] for name, _, _ in arms}
         for _ in range(args.rounds):
             for name, tree, extra in arms:
-                wall, cpu = _run(tree, args.corpus, config, extra)
+                wall, cpu = _run(tree, args.corpus, config, extra, seed)
                 walls[name].append(wall)
                 cpus[name].append(cpu)
         first = arms[0][0]

@@ -5,6 +5,7 @@ outlives the command, whether it ends, finds little to read, or is killed."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import signal
@@ -80,7 +81,7 @@ if os.environ.get("T_DIE"):
         return real_read(tasks)
     parallel.read_files = read_files
 
-code = cli.main(["index", "--json"])
+code = cli.main(os.environ.get("T_ARGS", "index --json").split())
 print(json.dumps({"code": code, "used": used, "pools": pools}), flush=True)
 """
 
@@ -169,6 +170,46 @@ def test_a_second_index_forks_no_reader_processes_early(
     out, _ = _run_index(mark)
     assert out["used"] == []
     _none_left(mark)
+
+
+def test_a_rebuild_reads_in_processes_forked_at_its_start_and_equals_the_in_process_one(
+    tmp_path: Path, expected: list[tuple[object, ...]]
+) -> None:
+    mark = uuid.uuid4().hex
+    _run_index(mark)
+    out, _ = _run_index(mark, {"T_ARGS": "index --rebuild --json"})
+    assert out["rebuilt"] is True
+    assert len(out["used"]) == 1  # type: ignore[arg-type]
+    assert out["pools"] == []
+    assert dump_turns(tmp_path / "data" / "index.db") == expected
+    _none_left(mark)
+
+
+def test_a_rebuild_refused_by_a_running_daemon_ends_its_reader_processes(
+    tmp_path: Path, expected: list[tuple[object, ...]]
+) -> None:
+    from backscroll.rebuild import lock_path
+
+    mark = uuid.uuid4().hex
+    _run_index(mark)
+    fd = os.open(lock_path(tmp_path / "data" / "index.db"), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # (as a daemon holds it)
+        os.write(fd, json.dumps({"pid": os.getpid()}).encode())
+        env = {**os.environ, "T_MARK": mark, "BACKSCROLL_INDEX_WORKERS": "2",
+               "T_ARGS": "index --rebuild --json"}  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-c", _INDEX], env=env, capture_output=True, text=True,
+            timeout=120, check=False,
+        )  # fmt: skip
+    finally:
+        os.close(fd)
+    assert done.returncode == 0, done.stderr  # (the script prints the command's code)
+    out = json.loads(done.stdout.splitlines()[-1])
+    assert out["code"] == 2 and out["used"] == []
+    assert "a backscroll daemon holds" in done.stdout + done.stderr
+    _none_left(mark)
+    assert dump_turns(tmp_path / "data" / "index.db") == expected  # (the index is as it was)
 
 
 def test_a_first_index_found_small_ends_its_reader_processes(isolated_home: Path) -> None:

@@ -18,6 +18,9 @@ and every reader is ready by the time the files are planned. The pass hands
 them its chunks exactly as it would a :class:`ParallelReads` pool: results come
 back in submission order.
 
+``backscroll index --rebuild`` forks them the same way, whether an index
+exists or not: it reads every file again, into a new index.
+
 Linux only (elsewhere the pass starts its pool as before): the other reader
 processes are forked from the first, and only Linux ends them with it
 (``PR_SET_PDEATHSIG``) without a watching thread.
@@ -66,11 +69,12 @@ def default_workers() -> int:
     return min(cpus, 4)
 
 
-def maybe_start(config_file: Path | None) -> Prefork | None:
-    """Reader processes for what looks like a first index, or None where they
-    cannot be forked here (see the module's docstring). Before the
-    configuration (``config_file``, or the default) is read:
-    :meth:`Prefork.configure` ends them if the configured index exists after all."""
+def maybe_start(config_file: Path | None, *, rebuild: bool = False) -> Prefork | None:
+    """Reader processes for what looks like a first index or is a rebuild
+    (every file read again into a new index), or None where they cannot be
+    forked here (see the module's docstring). Before the configuration
+    (``config_file``, or the default) is read: :meth:`Prefork.configure` ends
+    them if, for an index, the configured index exists after all."""
     if not sys.platform.startswith("linux"):
         return None
     if threading.active_count() != 1:
@@ -78,7 +82,7 @@ def maybe_start(config_file: Path | None) -> Prefork | None:
     from backscroll import paths
 
     try:
-        if paths.db_path(paths.data_dir()).exists():
+        if not rebuild and paths.db_path(paths.data_dir()).exists():
             return None  # not a first index: most passes are small
     except (OSError, ValueError):
         return None
@@ -86,7 +90,7 @@ def maybe_start(config_file: Path | None) -> Prefork | None:
     if workers < 2:
         return None
     try:
-        return Prefork(workers, config_file)
+        return Prefork(workers, config_file, whole=rebuild)
     except OSError:  # (out of file descriptors or processes: the pass starts a pool)
         return None
 
@@ -100,8 +104,12 @@ class Prefork:
     result while this process is blocked writing it a chunk would wait forever.
     """
 
-    def __init__(self, workers: int, config_file: Path | None = None) -> None:
+    def __init__(
+        self, workers: int, config_file: Path | None = None, *, whole: bool = False
+    ) -> None:
         self.workers = workers
+        #: For a pass that reads every file whether an index exists or not (a rebuild).
+        self.whole = whole
         parent_pid = os.getpid()
         fds: list[int] = []
         try:
@@ -167,11 +175,11 @@ class Prefork:
 
     def configure(self, config: Config) -> bool:
         """Let the reader processes go on with ``config``; False (and they end)
-        where this is not a first index after all, or they are gone."""
+        where this is not a first index (nor a rebuild) after all, or they are gone."""
         if not self.config_taken:
             self.config()
         try:
-            first = not config.db_path().exists()
+            first = self.whole or not config.db_path().exists()
         except OSError:  # (the pass says what is wrong with the place, as without this)
             first = False
         if first and not self.closed and not self.gone:
