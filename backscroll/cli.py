@@ -59,15 +59,18 @@ def _query(
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    # A first index forks its reader processes now: the first reads the
-    # configuration while this one imports the rest (indexing/prefork.py).
+    # A first index (or a rebuild) forks its reader processes now: the first
+    # reads the configuration while this one imports the rest (indexing/prefork.py).
     from backscroll.indexing.prefork import maybe_start
 
     prefork = maybe_start(_config_file(args), rebuild=args.rebuild)
     try:
         cfg = None
-        if prefork is not None:
-            from backscroll import direct  # noqa: F401  (imported while it reads the config)
+        if prefork is not None:  # (imported while it reads the configuration)
+            if args.rebuild:
+                from backscroll import rebuild as rebuild_module  # noqa: F401
+            else:
+                from backscroll import direct  # noqa: F401
 
             cfg = prefork.config()
         if cfg is None:
