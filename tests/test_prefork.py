@@ -196,18 +196,11 @@ def test_a_rebuild_refused_by_a_running_daemon_ends_its_reader_processes(
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)  # (as a daemon holds it)
         os.write(fd, json.dumps({"pid": os.getpid()}).encode())
-        env = {**os.environ, "T_MARK": mark, "BACKSCROLL_INDEX_WORKERS": "2",
-               "T_ARGS": "index --rebuild --json"}  # fmt: skip
-        done = subprocess.run(
-            [sys.executable, "-c", _INDEX], env=env, capture_output=True, text=True,
-            timeout=120, check=False,
-        )  # fmt: skip
+        out, stderr = _run_index(mark, {"T_ARGS": "index --rebuild --json"})
     finally:
         os.close(fd)
-    assert done.returncode == 0, done.stderr  # (the script prints the command's code)
-    out = json.loads(done.stdout.splitlines()[-1])
     assert out["code"] == 2 and out["used"] == []
-    assert "a backscroll daemon holds" in done.stdout + done.stderr
+    assert "a backscroll daemon holds" in json.dumps(out) + stderr
     _none_left(mark)
     assert dump_turns(tmp_path / "data" / "index.db") == expected  # (the index is as it was)
 
