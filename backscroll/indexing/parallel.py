@@ -151,7 +151,8 @@ def read_files(tasks: list[Task]) -> list[Outcome]:
 
 class Reads(Protocol):
     """Reader processes a pass hands its files to: :class:`ParallelReads`, or
-    those forked at the start of ``backscroll index`` (indexing/prefork.py)."""
+    those forked at the start of ``backscroll index`` and ``index --rebuild``
+    (indexing/prefork.py)."""
 
     def close(self) -> None: ...
 

@@ -90,7 +90,7 @@ def maybe_start(config_file: Path | None, *, rebuild: bool = False) -> Prefork |
     if workers < 2:
         return None
     try:
-        return Prefork(workers, config_file, whole=rebuild)
+        return Prefork(workers, config_file, rebuild=rebuild)
     except OSError:  # (out of file descriptors or processes: the pass starts a pool)
         return None
 
@@ -105,11 +105,11 @@ class Prefork:
     """
 
     def __init__(
-        self, workers: int, config_file: Path | None = None, *, whole: bool = False
+        self, workers: int, config_file: Path | None = None, *, rebuild: bool = False
     ) -> None:
         self.workers = workers
-        #: For a pass that reads every file whether an index exists or not (a rebuild).
-        self.whole = whole
+        #: For a rebuild, which reads every file whether an index exists or not.
+        self.rebuild = rebuild
         parent_pid = os.getpid()
         fds: list[int] = []
         try:
@@ -179,7 +179,7 @@ class Prefork:
         if not self.config_taken:
             self.config()
         try:
-            first = self.whole or not config.db_path().exists()
+            first = self.rebuild or not config.db_path().exists()
         except OSError:  # (the pass says what is wrong with the place, as without this)
             first = False
         if first and not self.closed and not self.gone:
