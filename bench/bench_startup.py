@@ -2,12 +2,15 @@
 of them that is building dataclasses.
 
     python bench/bench_startup.py --runs 10
+    python bench/bench_startup.py --runs 40 --against ../other-tree
 
 Each run is a fresh interpreter that imports what ``backscroll index`` imports
 (``backscroll.cli`` and ``backscroll.direct``), timing the imports and, by
 wrapping ``dataclasses``' class processing, the time spent creating dataclasses
 (their generated methods are compiled at import). Prints the median and best
-of each, and how many dataclasses and backscroll modules were loaded.
+of each, and how many dataclasses and backscroll modules were loaded. With
+``--against DIR`` (a directory holding another ``backscroll/`` package), the two
+trees' runs alternate and each is printed, with the ratio of their imports.
 """
 
 from __future__ import annotations
@@ -43,20 +46,36 @@ print(json.dumps({"imports": total, "dataclasses": spent[0], "classes": spent[1]
 """
 
 
+def _runs(tree: Path, n: int) -> list[dict[str, float]]:
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    probe = [sys.executable, "-c", _PROBE]
+    # (run from the tree: ``-c`` puts the working directory first on sys.path)
+    done = subprocess.run(probe, env=env, cwd=tree, capture_output=True, text=True, check=True)
+    return [json.loads(done.stdout)] if n else []
+
+
+def _report(name: str, runs: list[dict[str, float]]) -> float:
+    print(name)
+    for key in ("imports", "dataclasses"):
+        values = [r[key] * 1000 for r in runs]
+        print(f"  {key:12s} median {statistics.median(values):6.1f} ms  best {min(values):6.1f} ms")
+    print(f"  dataclasses created: {runs[0]['classes']}, backscroll modules: {runs[0]['modules']}")
+    return statistics.median(r["imports"] for r in runs)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--against", type=Path, help="another tree (a directory holding backscroll/)")
     args = ap.parse_args()
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    probe = [sys.executable, "-c", _PROBE]
-    runs = []
+    trees = [ROOT] + ([args.against.resolve()] if args.against else [])
+    runs: dict[Path, list[dict[str, float]]] = {t: [] for t in trees}
     for _ in range(args.runs):
-        done = subprocess.run(probe, env=env, capture_output=True, text=True, check=True)
-        runs.append(json.loads(done.stdout))
-    for key in ("imports", "dataclasses"):
-        values = [r[key] * 1000 for r in runs]
-        print(f"{key:12s} median {statistics.median(values):6.1f} ms  best {min(values):6.1f} ms")
-    print(f"dataclasses created: {runs[0]['classes']}, backscroll modules: {runs[0]['modules']}")
+        for tree in trees:  # (alternating: a slow minute falls on both)
+            runs[tree] += _runs(tree, 1)
+    medians = [_report(str(tree), runs[tree]) for tree in trees]
+    if len(medians) == 2:
+        print(f"imports, median: this tree / the other = {medians[0] / medians[1]:.3f}")
 
 
 if __name__ == "__main__":

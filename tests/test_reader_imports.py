@@ -156,3 +156,25 @@ def test_an_unknown_name_of_the_readers_package_is_an_attribute_error() -> None:
 
     with pytest.raises(AttributeError, match="NO_SUCH_THING"):
         getattr(readers, "NO_SUCH_THING")  # noqa: B009
+
+
+def test_every_hosts_reader_imported_leaves_the_host_database_queries_until_a_read() -> None:
+    # The command imports every host's reader to find its files; most hosts
+    # have none, and their SQL modules cost ~8 ms of its start.
+    seen = _fresh(
+        "import json, sys\n"
+        "from pathlib import Path\n"
+        "from backscroll.readers import READERS\n"
+        "from backscroll.model import ReaderOptions\n"
+        "def queries():\n"
+        "    return sorted(m for m in sys.modules if m.startswith('backscroll.readers.hostdb.'))\n"
+        "before = queries()\n"
+        "zed = next(r for r in READERS if r.host == 'zed')\n"
+        "result = zed.read(Path('tests/fixtures/zed/threads.db'), None, ReaderOptions())\n"
+        "print(json.dumps({'before': before, 'after': queries(), 'turns': len(result.turns)}))\n"
+    )
+    # (VS Code's key name is a constant of its query module, read as the reader loads.)
+    assert seen["before"] == ["backscroll.readers.hostdb.vscode_chat"]
+    after = seen["after"]
+    assert isinstance(after, list) and "backscroll.readers.hostdb.zed" in after
+    assert isinstance(seen["turns"], int) and seen["turns"] > 0

@@ -9,7 +9,8 @@ Adding a host, in one place: every step below is caught by the test named.
 1. ``backscroll/readers/<module>.py``: a :class:`BaseReader` subclass with
    ``host``, ``name``, ``version``, ``kind``, ``roots`` and ``read``; SQL on the
    host's database in ``readers/hostdb/<module>.py`` through ``open_readonly``
-   (tests/test_no_sql_outside_store.py).
+   (tests/test_no_sql_outside_store.py), that module imported with
+   ``hostdb.later`` (tests/test_reader_imports.py).
 2. An instance in :func:`_readers` below, the list ``READERS`` gives
    (tests/test_add_a_host.py).
 3. Its name in ``backscroll/hosts.py`` ``HOST_NAMES``

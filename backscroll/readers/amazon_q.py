@@ -38,7 +38,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from backscroll.model import Cursor, Kind, Problem, ReaderOptions, ReadResult, Role, Session, Turn
 from backscroll.readers.base import (
@@ -52,8 +52,13 @@ from backscroll.readers.base import (
     parse_time,
     resume_in,
 )
-from backscroll.readers.hostdb import amazon_q as q
-from backscroll.readers.hostdb import open_readonly, snapshot
+from backscroll.readers.hostdb import later, open_readonly, snapshot
+
+if TYPE_CHECKING:
+    from backscroll.readers.hostdb import amazon_q as q
+else:
+    q = later("backscroll.readers.hostdb.amazon_q")
+
 
 DB_NAME = "data.sqlite3"
 STATE_VERSION = 1

@@ -18,7 +18,7 @@ import json
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from backscroll.model import Cursor, Kind, Problem, ReaderOptions, ReadResult, Role, Session, Turn
 from backscroll.readers.base import (
@@ -30,8 +30,15 @@ from backscroll.readers.base import (
     read_side_file,
     resume_in,
 )
-from backscroll.readers.hostdb import crush as q
-from backscroll.readers.hostdb import open_readonly, snapshot, tracking
+from backscroll.readers.hostdb import later, open_readonly, snapshot
+
+if TYPE_CHECKING:
+    from backscroll.readers.hostdb import crush as q
+    from backscroll.readers.hostdb import tracking
+else:
+    q = later("backscroll.readers.hostdb.crush")
+    tracking = later("backscroll.readers.hostdb.tracking")
+
 
 DB_NAME = "crush.db"
 REGISTRY = "projects.json"

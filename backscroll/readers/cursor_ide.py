@@ -40,7 +40,7 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from backscroll.model import (
     Cursor,
@@ -63,8 +63,13 @@ from backscroll.readers.base import (
     path_from_uri,
     read_side_file,
 )
-from backscroll.readers.hostdb import cursor as cursor_sql
-from backscroll.readers.hostdb import open_readonly
+from backscroll.readers.hostdb import later, open_readonly
+
+if TYPE_CHECKING:
+    from backscroll.readers.hostdb import cursor as cursor_sql
+else:
+    cursor_sql = later("backscroll.readers.hostdb.cursor")
+
 
 DB_NAME = "state.vscdb"
 CHATDATA_KEY = "workbench.panel.aichat.view.aichat.chatdata"

@@ -32,7 +32,7 @@ import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from backscroll.model import (
     Cursor,
@@ -55,8 +55,13 @@ from backscroll.readers.base import (
     read_bounded,
     resume_in,
 )
-from backscroll.readers.hostdb import goose as goose_sql
-from backscroll.readers.hostdb import open_readonly
+from backscroll.readers.hostdb import later, open_readonly
+
+if TYPE_CHECKING:
+    from backscroll.readers.hostdb import goose as goose_sql
+else:
+    goose_sql = later("backscroll.readers.hostdb.goose")
+
 
 DB_NAME = "sessions.db"
 #: Session types that are not conversations a person had.

@@ -16,7 +16,7 @@ import json
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from backscroll.model import Cursor, Kind, Problem, ReaderOptions, ReadResult, Session, Turn
 from backscroll.readers.base import (
@@ -28,8 +28,15 @@ from backscroll.readers.base import (
     is_external_tool,
     parse_time,
 )
-from backscroll.readers.hostdb import hermes as q
-from backscroll.readers.hostdb import open_readonly, snapshot, tracking
+from backscroll.readers.hostdb import later, open_readonly, snapshot
+
+if TYPE_CHECKING:
+    from backscroll.readers.hostdb import hermes as q
+    from backscroll.readers.hostdb import tracking
+else:
+    q = later("backscroll.readers.hostdb.hermes")
+    tracking = later("backscroll.readers.hostdb.tracking")
+
 
 DB_NAME = "state.db"
 #: The opening of the background-review prompts Hermes persisted into real

@@ -48,7 +48,7 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from backscroll.model import Cursor, Kind, Problem, ReaderOptions, ReadResult, Session, Turn
 from backscroll.readers.base import (
@@ -64,8 +64,13 @@ from backscroll.readers.base import (
     read_json_document,
 )
 from backscroll.readers.hermes import DB_NAME, HARNESS_PREFIXES, WORKDIR_KEYS
-from backscroll.readers.hostdb import hermes as q
-from backscroll.readers.hostdb import open_readonly
+from backscroll.readers.hostdb import later, open_readonly
+
+if TYPE_CHECKING:
+    from backscroll.readers.hostdb import hermes as q
+else:
+    q = later("backscroll.readers.hostdb.hermes")
+
 
 _ID = r"\d{8}_\d{6}_[0-9A-Za-z]{4,32}"
 _SESSION_LOG = re.compile(rf"session_({_ID})\.json")

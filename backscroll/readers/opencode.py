@@ -33,7 +33,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from backscroll.model import Cursor, Kind, Problem, ReaderOptions, ReadResult, Role, Session, Turn
 from backscroll.readers.base import (
@@ -47,8 +47,15 @@ from backscroll.readers.base import (
     read_json_document,
     resume_in,
 )
-from backscroll.readers.hostdb import open_readonly, snapshot, tracking
-from backscroll.readers.hostdb import opencode as q
+from backscroll.readers.hostdb import later, open_readonly, snapshot
+
+if TYPE_CHECKING:
+    from backscroll.readers.hostdb import opencode as q
+    from backscroll.readers.hostdb import tracking
+else:
+    q = later("backscroll.readers.hostdb.opencode")
+    tracking = later("backscroll.readers.hostdb.tracking")
+
 
 #: Sessions read per read transaction, so the host is never held up for long.
 BATCH = 64
@@ -474,7 +481,8 @@ def _str(value: Any) -> str | None:
 
 #: A fork's copies of its parent's rows: (seq, type, data).
 Copied = frozenset[tuple[int, str, str]]
-Fetched = tuple[q.SessionRow, list[q.MessageRow], list[q.PartRow], list[q.V2Row], Copied]
+if TYPE_CHECKING:
+    Fetched = tuple[q.SessionRow, list[q.MessageRow], list[q.PartRow], list[q.V2Row], Copied]
 
 
 def _with_messages(conn: sqlite3.Connection, found: q.Layout, row: q.SessionRow) -> Fetched:

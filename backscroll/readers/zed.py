@@ -29,7 +29,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from backscroll.model import (
     Cursor,
@@ -50,8 +50,13 @@ from backscroll.readers.base import (
     is_external_tool,
     parse_time,
 )
-from backscroll.readers.hostdb import open_readonly
-from backscroll.readers.hostdb import zed as zed_sql
+from backscroll.readers.hostdb import later, open_readonly
+
+if TYPE_CHECKING:
+    from backscroll.readers.hostdb import zed as zed_sql
+else:
+    zed_sql = later("backscroll.readers.hostdb.zed")
+
 
 DB_NAME = "threads.db"
 CURRENT_VERSION = "0.3.0"

@@ -19,17 +19,37 @@ protocol :mod:`backscroll.readers.hostdb.tracking` reads through.
 
 from __future__ import annotations
 
+import importlib
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 from urllib.parse import quote
 
 from backscroll.errors import SourceBusy
 
 #: How long backscroll waits on a host's lock before giving up for now.
 HOST_BUSY_MS = 50
+
+
+def later(name: str) -> Any:
+    """The module ``name`` (a host's queries), imported at its first use: every
+    host's reader module is imported to find the host's files, and most of them
+    never open a database (the queries' modules were ~8 ms of the start of
+    ``backscroll index``; bench/RESULTS.md, Cold index, sixteenth pass).
+    Readers import the real module for type checking."""
+    return _Later(name)
+
+
+class _Later:
+    __slots__ = ("_name",)
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(importlib.import_module(self._name), attr)
 
 
 @contextmanager
