@@ -681,10 +681,10 @@ class Indexer:
             if not any(is_under(i.path, root) for root in i.spec.roots)
         }
         by_host = {s.host: s for s in self.hosts}
-        for path, row in self.writer.file_rows().items():
-            gone = path not in found and not row.missing and not os.path.exists(path)
-            if gone and row.host in by_host:
-                self._vanished(Item(by_host[row.host], Path(path)), row, summary)
+        for path, host, missing in self.writer.known_files():
+            gone = path not in found and not missing and not os.path.exists(path)
+            if gone and host in by_host:
+                self._vanished(Item(by_host[host], Path(path)), self.writer.file_row(path), summary)
         return summary
 
     def _redact_stored_once(self) -> None:

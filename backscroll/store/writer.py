@@ -299,6 +299,12 @@ class IndexWriter:
             cur = self.conn.execute(f"SELECT {_FILE_COLS} FROM files WHERE host = ?", (host,))
         return {r.path: r for r in map(_row, cur.fetchall())}
 
+    def known_files(self) -> list[tuple[str, str, bool]]:
+        """Every file the index knows: its path, host and whether it is marked
+        missing (no memo parsed: a pass's end looks for files gone meanwhile)."""
+        cur = self.conn.execute("SELECT path, host, missing FROM files")
+        return [(str(path), str(host), bool(missing)) for path, host, missing in cur]
+
     def apply(self, update: Update) -> ApplyReport:
         """Write one read's turns and the file's new position, in one transaction."""
         with self.transaction():
