@@ -46,12 +46,14 @@ print(json.dumps({"imports": total, "dataclasses": spent[0], "classes": spent[1]
 """
 
 
-def _runs(tree: Path, n: int) -> list[dict[str, float]]:
+def _run(tree: Path) -> dict[str, float]:
+    """One fresh interpreter's imports of ``tree``'s package."""
     env = {**os.environ, "PYTHONPATH": str(tree)}
     probe = [sys.executable, "-c", _PROBE]
     # (run from the tree: ``-c`` puts the working directory first on sys.path)
     done = subprocess.run(probe, env=env, cwd=tree, capture_output=True, text=True, check=True)
-    return [json.loads(done.stdout)] if n else []
+    result: dict[str, float] = json.loads(done.stdout)
+    return result
 
 
 def _report(name: str, runs: list[dict[str, float]]) -> float:
@@ -72,7 +74,7 @@ def main() -> None:
     runs: dict[Path, list[dict[str, float]]] = {t: [] for t in trees}
     for _ in range(args.runs):
         for tree in trees:  # (alternating: a slow minute falls on both)
-            runs[tree] += _runs(tree, 1)
+            runs[tree].append(_run(tree))
     medians = [_report(str(tree), runs[tree]) for tree in trees]
     if len(medians) == 2:
         print(f"imports, median: this tree / the other = {medians[0] / medians[1]:.3f}")

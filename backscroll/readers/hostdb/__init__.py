@@ -51,6 +51,9 @@ class _Later:
     def __getattr__(self, attr: str) -> Any:
         return getattr(importlib.import_module(self._name), attr)
 
+    def __repr__(self) -> str:
+        return f"<module {self._name!r}, imported at its first use>"
+
 
 @contextmanager
 def open_readonly(path: Path, busy_ms: int = HOST_BUSY_MS) -> Iterator[sqlite3.Connection]:
