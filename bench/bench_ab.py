@@ -10,6 +10,12 @@ optional ``KEY=VALUE`` environment after a ``|``:
 With ``--rebuild``, each run is ``backscroll index --rebuild`` of a copy of an
 index the first arm built once.
 
+Every arm runs on the interpreter of a fresh venv made as the README's install
+makes one, this interpreter's packages (backscroll's dependencies) reachable
+through a path entry: a development venv's editable install runs an import hook
+at every start (~15 ms here), which no user's install has. ``--python dev``
+runs this interpreter instead, as the passes before the seventeenth did.
+
 Every round runs every arm once, in order, each into a fresh data directory,
 so a slow minute of a noisy machine falls on all arms alike. Prints each arm's
 best and median wall and CPU time (the command and its worker processes) and
@@ -25,6 +31,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 from pathlib import Path
@@ -45,8 +52,27 @@ def _tree(spec: str, scratch: Path) -> Path:
     return dest
 
 
+def _plain_python(scratch: Path) -> Path:
+    """The interpreter of a new venv (with pip, as ``python3 -m venv`` makes
+    it) that finds this interpreter's installed packages through a ``.pth``
+    path entry: the dependencies without the ``.pth`` hooks beside them."""
+    venv = scratch / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    ours = dict.fromkeys(sysconfig.get_paths()[key] for key in ("purelib", "platlib"))
+    site = sysconfig.get_paths(vars={"base": str(venv), "platbase": str(venv)})["purelib"]
+    Path(site, "bench-deps.pth").write_text("".join(f"{path}\n" for path in ours))
+    return venv / "bin" / "python"
+
+
 def _index(
-    home: Path, tree: Path, corpus: Path, config: Path, extra: dict[str, str], *, rebuild: bool
+    home: Path,
+    tree: Path,
+    corpus: Path,
+    config: Path,
+    extra: dict[str, str],
+    *,
+    rebuild: bool,
+    python: str = sys.executable,
 ) -> tuple[float, float]:
     """``backscroll index`` (``--rebuild``) into ``home``: wall and CPU seconds."""
     env = {
@@ -62,7 +88,7 @@ def _index(
     }
     start = time.perf_counter()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "backscroll", "index", "--json", *(["--rebuild"] * rebuild)],
+        [python, "-m", "backscroll", "index", "--json", *(["--rebuild"] * rebuild)],
         env=env,
         stdout=subprocess.DEVNULL,
         cwd=home,
@@ -75,7 +101,12 @@ def _index(
 
 
 def _run(
-    tree: Path, corpus: Path, config: Path, extra: dict[str, str], seed: Path | None = None
+    tree: Path,
+    corpus: Path,
+    config: Path,
+    extra: dict[str, str],
+    seed: Path | None,
+    python: str,
 ) -> tuple[float, float]:
     """One timed run in a fresh data directory; with ``seed``, a rebuild of a
     copy of the index there."""
@@ -83,7 +114,7 @@ def _run(
     try:
         if seed is not None:
             shutil.copytree(seed, home, dirs_exist_ok=True)
-        return _index(home, tree, corpus, config, extra, rebuild=seed is not None)
+        return _index(home, tree, corpus, config, extra, rebuild=seed is not None, python=python)
     finally:
         shutil.rmtree(home, ignore_errors=True)
 
@@ -106,12 +137,19 @@ def main() -> None:
         action="store_true",
         help="time `index --rebuild` of an index the first arm built once, copied per run",
     )
+    ap.add_argument(
+        "--python",
+        choices=("plain", "dev"),
+        default="plain",
+        help="plain: a venv without this one's editable-install hook (default); dev: this one",
+    )
     ap.add_argument("arms", nargs="+", help="REF or DIR, optionally '|KEY=VALUE,...'")
     args = ap.parse_args()
     scratch = Path(tempfile.mkdtemp(prefix="bench-ab-trees-"))
     config = scratch / "config.yaml"
     config.write_text(f"redaction:\n  enabled: {'true' if args.redaction == 'on' else 'false'}\n")
     (scratch / "trees").mkdir()
+    python = str(_plain_python(scratch)) if args.python == "plain" else sys.executable
     arms: list[tuple[str, Path, dict[str, str]]] = []
     try:
         for arm in args.arms:
@@ -122,12 +160,12 @@ def main() -> None:
         if args.rebuild:  # (one index, built by the first arm, copied into every run)
             seed = scratch / "seed"
             seed.mkdir()
-            _index(seed, arms[0][1], args.corpus, config, arms[0][2], rebuild=False)
+            _index(seed, arms[0][1], args.corpus, config, arms[0][2], rebuild=False, python=python)
         walls: dict[str, list[float]] = {name: [] for name, _, _ in arms}
         cpus: dict[str, list[float]] = {name: [] for name, _, _ in arms}
         for _ in range(args.rounds):
             for name, tree, extra in arms:
-                wall, cpu = _run(tree, args.corpus, config, extra, seed)
+                wall, cpu = _run(tree, args.corpus, config, extra, seed, python)
                 walls[name].append(wall)
                 cpus[name].append(cpu)
         first = arms[0][0]

@@ -61,10 +61,22 @@ def clean(
         return result
 
     def turn(t: Turn) -> Turn:
-        t = _scrubbed(t, "session_id", "key", "text", "note")
-        if redactor is None:
-            return t
-        return _redacted(t, redactor, "text", "note")
+        # Once per turn of a cold index: the usual turn (ASCII ids, no note) in few steps.
+        sid, key = t.session_id, t.key
+        if not (type(sid) is str and sid.isascii() and type(key) is str and key.isascii()) or (
+            t.note is not None
+        ):
+            t = _scrubbed(t, "session_id", "key", "note")
+            if redactor is not None:
+                t = _redacted(t, redactor, "note")
+        text = t.text
+        if isinstance(text, str) and text:
+            new = text if text.isascii() else scrub(text)
+            if redactor is not None:
+                new = redactor.redact(new)
+            if new != text:
+                t = dataclasses.replace(t, text=new)
+        return t
 
     def session(s: Session) -> Session:
         s = _scrubbed(s, "session_id", "project", "title", "resume_command", "parent_session_id")

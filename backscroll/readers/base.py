@@ -516,7 +516,8 @@ def _parse_lines(tail: Tail, lines: Iterator[Line]) -> Iterator[tuple[Line, Any]
             tail.take(line)
             yield from parts
             continue
-        tail.take(line)
+        if line is tail.unterminated:  # (the settled last line parsed whole)
+            tail.take(line)
         yield line, obj
 
 
@@ -590,12 +591,17 @@ class SessionProgress:
 
 
 _NUMBER = re.compile(r"-?\d+(\.\d+)?")
+_fromisoformat = datetime.fromisoformat
 
 
 def parse_time(value: Any) -> float | None:
     """Unix seconds from an ISO-8601 string or a number in s/ms/us; None if absent."""
-    if type(value) is str:  # nearly every call: checked first
-        return _parse_time_text(value)
+    if type(value) is str:  # nearly every call (one per line of most transcripts): first
+        try:
+            dt = _fromisoformat(value)  # (3.11 takes "Z")
+        except ValueError:
+            return _loose_time(value)
+        return (dt if dt.tzinfo is not None else dt.replace(tzinfo=UTC)).timestamp()
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, int | float):
@@ -606,32 +612,30 @@ def parse_time(value: Any) -> float | None:
             return v / 1e3
         return v if v > 0 else None
     if isinstance(value, str):
-        return _parse_time_text(value)
+        return parse_time(str(value))
     return None
 
 
-def _parse_time_text(value: str) -> float | None:
-    # fromisoformat first: nearly every timestamp is ISO 8601 (3.11 takes "Z").
+def _loose_time(value: str) -> float | None:
+    """A time that is not plain ISO 8601: padded, or a number in a string."""
+    text = value.strip()
+    if _NUMBER.fullmatch(text):
+        return parse_time(float(text))
     try:
-        dt = datetime.fromisoformat(value)
+        dt = _fromisoformat(text)
     except ValueError:
-        text = value.strip()
-        if _NUMBER.fullmatch(text):
-            return parse_time(float(text))
-        try:
-            dt = datetime.fromisoformat(text)
-        except ValueError:
-            return None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    return dt.timestamp()
+        return None
+    return (dt if dt.tzinfo is not None else dt.replace(tzinfo=UTC)).timestamp()
 
 
-def block_texts(content: Any, types: Iterable[str] = ("text",)) -> list[str]:
+_TEXT = frozenset({"text"})
+
+
+def block_texts(content: Any, types: Iterable[str] = _TEXT) -> list[str]:
     """Texts of content blocks of the given types; a plain string is one text."""
     if isinstance(content, str):
         return [content]
-    wanted = set(types)
+    wanted = types if types is _TEXT else frozenset(types)  # (called for most lines)
     out: list[str] = []
     if isinstance(content, list):
         for block in content:

@@ -142,12 +142,11 @@ class _State:
         }
 
     def offer_title(self, title: str, rank: int) -> None:
-        title = first_line_title(title)
-        if not title:
-            return
         # A rename (same rank, newer line) wins; the first prompt is only a fallback.
         if rank > self.title_rank or (rank == self.title_rank and rank > _PROMPT_RANK):
-            self.title, self.title_rank = title, rank
+            title = first_line_title(title)  # (only for a title that wins: every prompt offers)
+            if title:
+                self.title, self.title_rank = title, rank
 
 
 _UUID_FIELD = re.compile(rb'"uuid"\s*:\s*"([^"\\]*)"')
@@ -263,9 +262,10 @@ class ClaudeCodeReader(BaseReader):
         for line, obj in lines:
             if not isinstance(obj, dict):
                 continue
-            unsupported = parser.check_version(obj)
-            if unsupported:
-                return ReadResult(unsupported=f"{unsupported} in {path.name}")
+            if obj.get("version") != parser.known_version:  # (every entry repeats it)
+                unsupported = parser.check_version(obj)
+                if unsupported:
+                    return ReadResult(unsupported=f"{unsupported} in {path.name}")
             parser.entry(obj, line.offset)
         state.line = next_line_number(tail)
         sessions = parser.sessions()
@@ -378,7 +378,10 @@ class _Parser:
             if text:
                 self.add(self.entry_key(obj, offset), "summary", text, ts, offset)
             return
-        texts = [t for t in (user_text(raw) for raw in block_texts(content)) if t]
+        raws = block_texts(content)
+        if not raws:
+            return  # (tool results only)
+        texts = [t for t in map(user_text, raws) if t]
         if not texts:
             return
         self.state.tainted = False  # a new exchange starts with the person's prompt
