@@ -38,6 +38,8 @@ from backscroll.indexing import indexer, parallel, prefork
 indexer.BULK_MIN_FILES = int(os.environ.get("T_BULK", "1"))
 parallel.CHUNK_FILES = 4  # (several chunks to each reader process)
 indexer.PARALLEL_MIN_BYTES = int(os.environ.get("T_MIN_BYTES", "0"))
+if os.environ.get("T_BLOCK"):  # (chunks left to hand out: the readers wait, alive)
+    parallel.WINDOW = 1
 main = os.getpid()
 used, pools = [], []
 
@@ -81,8 +83,23 @@ if os.environ.get("T_DIE"):
         return real_read(tasks)
     parallel.read_files = read_files
 
+ended = []  # (each reader process: had it ended before the command closed them?)
+real_close = prefork.Prefork.close
+def close(self):
+    if self.ran and not self.closed and self.error is None:
+        import time
+        deadline = time.monotonic() + 10  # (they end once their last chunk is read)
+        while time.monotonic() < deadline:
+            with open(f"/proc/{self.pid}/stat") as fh:
+                if fh.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    ended.append(self.pid)
+                    break
+            time.sleep(0.01)
+    real_close(self)
+prefork.Prefork.close = close
+
 code = cli.main(os.environ.get("T_ARGS", "index --json").split())
-print(json.dumps({"code": code, "used": used, "pools": pools}), flush=True)
+print(json.dumps({"code": code, "used": used, "pools": pools, "ended": ended}), flush=True)
 """
 
 
@@ -143,12 +160,31 @@ def test_a_first_index_reads_in_processes_forked_at_its_start_and_equals_the_in_
     tmp_path: Path, expected: list[tuple[object, ...]]
 ) -> None:
     mark = uuid.uuid4().hex
-    out, _ = _run_index(mark)
+    out, stderr = _run_index(mark)
     assert out["files_changed"] == int((tmp_path / "files").read_text())
     assert len(out["used"]) == 1  # type: ignore[arg-type]
     assert out["pools"] == []  # (no pool of its own besides)
+    assert "reading in-process" not in stderr
     assert dump_turns(tmp_path / "data" / "index.db") == expected
     _none_left(mark)
+
+
+def test_reader_processes_end_once_every_chunk_is_read_before_the_command_ends(
+    tmp_path: Path, expected: list[tuple[object, ...]]
+) -> None:
+    """They end while the writer writes the last files, not when it is done:
+    none is left for the command's close to wait for, and a reader process
+    ending after its last chunk is no failure (nothing is read again here)."""
+    for _ in range(3):  # (which one ends first varies)
+        mark = uuid.uuid4().hex
+        (tmp_path / "data").mkdir(exist_ok=True)
+        for leftover in (tmp_path / "data").glob("index.db*"):
+            leftover.unlink()
+        out, stderr = _run_index(mark)
+        assert out["ended"] == out["used"], stderr
+        assert "reading in-process" not in stderr
+        assert dump_turns(tmp_path / "data" / "index.db") == expected
+        _none_left(mark)
 
 
 def test_a_reader_process_that_dies_mid_pass_leaves_the_rest_to_the_writer(
