@@ -14,10 +14,9 @@ import re
 import time
 from collections.abc import Generator, Sequence
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from backscroll.model import SKIPPED
-from backscroll.protocol import RESULT_SCHEMA, SessionParams, SessionsParams
 from backscroll.replies import (
     HostTotals,
     Reason,
@@ -27,6 +26,10 @@ from backscroll.replies import (
     Totals,
     Turn,
 )
+from backscroll.wire import RESULT_SCHEMA
+
+if TYPE_CHECKING:  # (the index command reads totals; it needs no request types)
+    from backscroll.protocol import SessionParams, SessionsParams
 
 R = TypeVar("R")
 Row = Sequence[Any]
