@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import copyreg
 import dataclasses
-import difflib
 import math
 import os
 import types
@@ -472,6 +471,8 @@ def _env_overrides(config: Config) -> Config:
 
 
 def _unknown(source: str, dotted: str, key: str, choices: typing.Iterable[str]) -> str:
+    import difflib  # (only for a mistake: every command reads the configuration)
+
     close = difflib.get_close_matches(key, list(choices), n=1)
     hint = f"did you mean `{close[0]}`?" if close else "remove it"
     return f"{source}: {dotted}: unknown option; {hint}"

@@ -191,3 +191,22 @@ def test_the_index_command_imports_no_request_types() -> None:
         "print(json.dumps({'protocol': 'backscroll.protocol' in sys.modules}))\n"
     )
     assert seen == {"protocol": False}
+
+
+def test_the_index_command_leaves_json_parsing_to_its_reader_processes() -> None:
+    """It lists every host's files and parses none of them: orjson (and the
+    uuid and platform modules it imports, ~2 ms) is imported at the first
+    line a reader parses, and that line is parsed with it."""
+    seen = _fresh(
+        "import json, sys\n"
+        "import backscroll.cli, backscroll.direct\n"
+        "from backscroll.config import Config\n"
+        "from backscroll.indexing.indexer import build_hosts\n"
+        "build_hosts(Config())\n"
+        "before = 'orjson' in sys.modules\n"
+        "from backscroll.readers import base\n"
+        "value = base.loads(b'{\"a\": [1, 2.5]}')\n"
+        "print(json.dumps({'before': before, 'value': value,\n"
+        "                  'parser': getattr(base._fast_loads, '__module__', None)}))\n"
+    )
+    assert seen == {"before": False, "value": {"a": [1, 2.5]}, "parser": "orjson"}

@@ -29,13 +29,22 @@ from backscroll.files import read_bounded as read_bounded
 from backscroll.model import MTIME_NOTE as MTIME_NOTE
 from backscroll.model import UNREAD_SUBAGENT, Cursor, Kind, Problem, ReaderOptions, ReadResult
 
-_fast_loads: Callable[[bytes | str], Any] = json.loads
-try:
-    import orjson
 
-    _fast_loads = orjson.loads
-except ImportError:  # pragma: no cover - a platform without an orjson wheel
-    pass
+def _first_loads(raw: bytes | str) -> Any:
+    """orjson's parser, imported at the first line parsed: every host's reader
+    imports this module, in processes that parse nothing (``backscroll index``
+    itself, which only lists the files its reader processes read)."""
+    global _fast_loads
+    try:
+        import orjson
+
+        _fast_loads = orjson.loads
+    except ImportError:  # pragma: no cover - a platform without an orjson wheel
+        _fast_loads = json.loads
+    return _fast_loads(raw)
+
+
+_fast_loads: Callable[[bytes | str], Any] = _first_loads
 
 # --------------------------------------------------------------------------- environment
 

@@ -70,8 +70,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-import orjson
-
 from backscroll.errors import SourceBusy
 from backscroll.model import (
     SKIPPED,
@@ -255,6 +253,8 @@ def _flags(turns: list[Turn]) -> str:
 
 def _copy(doc: dict[str, Any]) -> dict[str, Any]:
     """A deep copy of a JSON object (orjson; the standard library for lone surrogates)."""
+    import orjson  # (here: the command that only lists the hosts' files never copies one)
+
     try:
         copied = loads(orjson.dumps(doc))
     except TypeError:
