@@ -25,7 +25,7 @@ ROLES: tuple[Role, ...] = ("user", "assistant", "summary")
 Kind = Literal["append", "document", "database"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Turn:
     """One indexed piece of prose: a user prompt, assistant text or a summary."""
 
@@ -46,6 +46,34 @@ class Turn:
     subagent: bool = False
     #: Free-form note about the turn, e.g. "timestamp is the file's mtime".
     note: str | None = None
+
+    def __init__(
+        self,
+        session_id: str,
+        key: str,
+        role: Role,
+        text: str,
+        timestamp: float | None = None,
+        seq: int = 0,
+        tainted: bool = False,
+        subagent: bool = False,
+        note: str | None = None,
+    ) -> None:
+        # Written out: a cold index builds every turn twice (in a reader process,
+        # then from its pickle in the writer), and setting the slots through
+        # their descriptors takes a third of the generated frozen __init__'s
+        # time (object.__setattr__ per field). tests/test_model.py keeps the
+        # parameters equal to the fields.
+        s0, s1, s2, s3, s4, s5, s6, s7, s8 = _TURN_SLOTS
+        s0(self, session_id)
+        s1(self, key)
+        s2(self, role)
+        s3(self, text)
+        s4(self, timestamp)
+        s5(self, seq)
+        s6(self, tainted)
+        s7(self, subagent)
+        s8(self, note)
 
     def __reduce__(self) -> tuple[type[Turn], tuple[Any, ...]]:
         # Pickled as its constructor's arguments: a cold index sends every turn
@@ -76,6 +104,8 @@ class Session:
 
 #: Every field, in declaration order: what ``__reduce__`` hands the constructor.
 TURN_FIELD_NAMES = tuple(f.name for f in fields(Turn))
+#: Each field's slot setter, in field order (Turn.__init__).
+_TURN_SLOTS: tuple[Any, ...] = tuple(getattr(Turn, name).__set__ for name in TURN_FIELD_NAMES)
 SESSION_FIELD_NAMES = tuple(f.name for f in fields(Session))
 _TURN_FIELDS = attrgetter(*TURN_FIELD_NAMES)
 _SESSION_FIELDS = attrgetter(*SESSION_FIELD_NAMES)

@@ -116,12 +116,14 @@ def test_a_transcript_made_readable_by_chmod_alone_is_indexed_at_the_next_index(
                 os.chown(d, nobody.pw_uid, nobody.pw_gid)
             os.chown(transcript, 0, 0)  # owned by root: mode 000 shuts nobody out
             # The interpreter may live where nobody cannot go: load what `index`
-            # needs first, then become nobody for the indexing itself.
+            # needs first (orjson is imported at the first line parsed), then
+            # become nobody for the indexing itself.
             drop = f"os.setgroups([]); os.setgid({nobody.pw_gid}); os.setuid({nobody.pw_uid}); "
         env = {k: v for k, v in os.environ.items() if not k.startswith(("BACKSCROLL", "XDG"))}
         env.update(HOME=str(home), BACKSCROLL_HOME=str(data), XDG_RUNTIME_DIR=str(base / "run"))
         code = (
             "import json, os; import backscroll.redact, backscroll.store.forget; "
+            "from backscroll.readers.base import loads; loads(b'{}'); "
             "from backscroll import config, direct; cfg = config.load(); "
             f"{drop}summary, totals = direct.index(cfg, check=True); "
             "print(json.dumps({'errors': summary.errors, **totals}))"

@@ -22,8 +22,10 @@ import backscroll.daemon.watcher, backscroll.indexing.indexer, backscroll.direct
 from backscroll.config import Config
 from backscroll.daemon.watcher import Watcher
 from backscroll.indexing.indexer import Indexer, build_hosts
-from backscroll.readers.base import HostEnv
+from backscroll.readers.base import HostEnv, loads
 from backscroll.store import open_writer
+
+loads(b"{{}}")  # (orjson, imported at the first line parsed: before any privilege drop)
 
 records = []
 class Keep(logging.Handler):
