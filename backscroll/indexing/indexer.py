@@ -24,6 +24,7 @@ from pathlib import Path
 
 from backscroll.config import Config
 from backscroll.errors import SourceBusy
+from backscroll.files import read_range
 from backscroll.indexing import parallel
 from backscroll.indexing.clean import Redactor, clean, redact_state, scrub
 from backscroll.indexing.parallel import Outcome
@@ -32,7 +33,7 @@ from backscroll.indexing.spec import HostSpec
 from backscroll.model import UNREAD_SUBAGENT, Cursor, ReaderOptions, ReadResult
 from backscroll.paths import UNREACHABLE_FIX, is_under
 from backscroll.readers import READERS
-from backscroll.readers.base import HostEnv, is_settled, open_regular
+from backscroll.readers.base import HostEnv, is_settled
 from backscroll.store import reredact
 from backscroll.store.writer import FileRow, FileStat, IndexWriter, Update
 
@@ -149,17 +150,13 @@ def file_stat(path: Path, kind: str) -> FileStat:
 
 
 def head_hash(path: Path, length: int) -> str:
-    with open_regular(path) as fh:
-        data = fh.read(length)
-    return hashlib.blake2b(data, digest_size=12).hexdigest()
+    return hashlib.blake2b(read_range(path, 0, length), digest_size=12).hexdigest()
 
 
 def tail_hash(path: Path, position: int) -> str:
     """Hash of the (up to) TAIL_BYTES bytes just before ``position``."""
     start = max(position - TAIL_BYTES, 0)
-    with open_regular(path) as fh:
-        fh.seek(start)
-        data = fh.read(position - start)
+    data = read_range(path, start, position - start)
     return hashlib.blake2b(data, digest_size=12).hexdigest()
 
 
