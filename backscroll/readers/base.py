@@ -245,8 +245,9 @@ def walk_files(root: Path) -> Iterator[Path]:
         return
     for dirpath, dirnames, filenames in os.walk(root, onerror=lambda _e: None):
         dirnames.sort()
+        directory = Path(dirpath)  # (once per directory: parsing a path is not free)
         for name in sorted(filenames):
-            yield Path(dirpath) / name
+            yield directory / name
 
 
 class BaseReader:
