@@ -73,6 +73,14 @@ def pool(self, *args, **kwargs):
     real_pool(self, *args, **kwargs)
 parallel.ParallelReads.__init__ = pool
 
+if os.environ.get("T_MODULES"):  # what the first reader process is told to import
+    real_import = prefork._import_hosts
+    def import_hosts(modules):
+        with open(os.path.join(os.environ["T_MODULES"], "named"), "w") as fh:
+            json.dump(modules, fh)
+        real_import(modules)
+    prefork._import_hosts = import_hosts
+
 if os.environ.get("T_DIE"):
     real_read = parallel.read_files
     calls = []
@@ -165,6 +173,23 @@ def test_a_first_index_reads_in_processes_forked_at_its_start_and_equals_the_in_
     assert len(out["used"]) == 1  # type: ignore[arg-type]
     assert out["pools"] == []  # (no pool of its own besides)
     assert "reading in-process" not in stderr
+    assert dump_turns(tmp_path / "data" / "index.db") == expected
+    _none_left(mark)
+
+
+def test_the_first_reader_process_imports_the_modules_of_the_hosts_found(
+    tmp_path: Path, expected: list[tuple[object, ...]]
+) -> None:
+    """The command names the host modules its scan found files for (while it
+    plans); the first reader process imports them before it forks the others,
+    so none of them imports one with its first task."""
+    mark = uuid.uuid4().hex
+    seen = tmp_path / "modules"
+    seen.mkdir()
+    out, stderr = _run_index(mark, {"T_MODULES": str(seen)})
+    assert out["used"], stderr
+    named = json.loads((seen / "named").read_text())
+    assert named == ["backscroll.readers.claude_code", "backscroll.readers.codex"]
     assert dump_turns(tmp_path / "data" / "index.db") == expected
     _none_left(mark)
 

@@ -327,6 +327,8 @@ class Indexer:
             early = None
         elif early is None and self._likely_parallel(items):
             early = self._start_pool()
+        if early is not None:
+            early.prepare(type(item.spec.reader).__module__ for item in items)
         try:
             return self._index_items(items, progress, early, started)
         finally:

@@ -156,6 +156,9 @@ class Reads(Protocol):
 
     def close(self) -> None: ...
 
+    def prepare(self, modules: Iterable[str]) -> None:
+        """The host reader modules the tasks will name, before the first task."""
+
     def run(self, tasks: Iterable[tuple[Task, int]]) -> Iterator[Outcome]: ...
 
 
@@ -208,6 +211,9 @@ class ParallelReads:
 
     def close(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)
+
+    def prepare(self, modules: Iterable[str]) -> None:
+        """(Each worker imports a host's module with the first task naming it.)"""
 
     def run(self, tasks: Iterable[tuple[Task, int]]) -> Iterator[Outcome]:
         """Each task's outcome, in the tasks' order (each given with its size in

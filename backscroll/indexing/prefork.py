@@ -10,13 +10,13 @@ compiling the redaction patterns before it reads anything.
 index exists yet at the default place. On the idle core it reads the
 configuration and hands it to the command (:meth:`Prefork.config`, while the
 command imports the store), imports the readers' shared helpers and compiles
-the redaction patterns (each host's reader module is imported by the first task
-that names it, in each reader process). Once the command has found that no
-index exists at the configured place either (:meth:`Prefork.configure`), it
-forks the other reader processes from itself, so the patterns are compiled once
-and every reader is ready by the time the files are planned. The pass hands
-them its chunks exactly as it would a :class:`ParallelReads` pool: results come
-back in submission order.
+the redaction patterns. Once the command has found that no index exists at the
+configured place either (:meth:`Prefork.configure`) and which hosts have files
+(:meth:`Prefork.prepare`, after its scan, while it plans), it imports those
+hosts' reader modules and forks the other reader processes from itself, so the
+patterns are compiled and the modules imported once, while the command plans.
+The pass hands them its chunks exactly as it would a :class:`ParallelReads`
+pool: results come back in submission order.
 
 ``backscroll index --rebuild`` forks them the same way, whether an index
 exists or not: it reads every file again, into a new index.
@@ -159,6 +159,8 @@ class Prefork:
         self.error: BaseException | None = None
         self.thread: threading.Thread | None = None
         self.config_taken = False
+        #: The host modules were named (the first reader process waits for them).
+        self.prepared = False
         #: The first reader process ended before its go-ahead.
         self.gone = False
         self.ran = False
@@ -200,12 +202,25 @@ class Prefork:
         self.close()
         return False
 
+    def prepare(self, modules: Iterable[str]) -> None:
+        """Name the host reader modules the tasks will need: the first reader
+        process imports them before it forks the others (once, where they would
+        each import them with their first task). Called once, before run()."""
+        if self.prepared:
+            return
+        self.prepared = True
+        payload = pickle.dumps(sorted(set(modules)), pickle.HIGHEST_PROTOCOL)
+        with self.cond:
+            self.outbox[0].append(_framed(payload))
+        self._wake()
+
     def run(self, tasks: Iterable[tuple[Task, int]]) -> Iterator[Outcome]:
         """Each task's outcome, in the tasks' order (each given with its size in
         bytes); at most WINDOW chunks are in flight. Raises RuntimeError if a
         reader process ends early (the caller reads the rest itself)."""
         from backscroll.indexing.parallel import WINDOW, chunks
 
+        self.prepare(())  # (if the caller did not: the first reader process waits for it)
         with self.cond:
             self.ran = True
             self.chunks = list(chunks(tasks))
@@ -387,6 +402,10 @@ def _first_child(
             return  # (not needed after all)
         config = pickle.loads(data)
         parallel.configure_worker(config, config.redaction.enabled)
+        data = _recv(tasks[0][0])  # (the host modules the tasks will name)
+        if data is None:
+            return
+        _import_hosts(pickle.loads(data))
         me = os.getpid()
         children = []
         for w in range(1, len(tasks)):
@@ -406,6 +425,17 @@ def _first_child(
         pass
     finally:
         os._exit(code)
+
+
+def _import_hosts(modules: list[str]) -> None:
+    """Import the host reader modules (and the task module) the tasks will
+    name; one that fails is left to the task that needs it to report."""
+    import importlib
+
+    for name in ("backscroll.indexing.spec", *modules):
+        if name.startswith("backscroll."):
+            with contextlib.suppress(Exception):
+                importlib.import_module(name)
 
 
 def _read_config(config_file: Path | None) -> bytes:
