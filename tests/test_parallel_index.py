@@ -4,6 +4,7 @@ and reports a worker's read problems like an in-process read."""
 
 from __future__ import annotations
 
+import os
 import re
 import sqlite3
 import threading
@@ -289,6 +290,15 @@ list(pool.pool.map(time.sleep, [0.3, 0.3]))  # one job each: both workers are se
 print(" ".join(str(pid) for pid in pool.pool._processes), flush=True)
 sys.stdin.read()  # until the test kills this process
 """
+
+
+def test_pool_workers_run_at_a_lower_priority_than_the_writer() -> None:
+    pool = parallel.ParallelReads(2, Config(), False)
+    try:
+        niceness = set(pool.pool.map(os.nice, [0, 0]))
+    finally:
+        pool.close()
+    assert niceness == {os.nice(0) + parallel.READER_NICENESS}
 
 
 def _alive(pid: int) -> bool:

@@ -20,6 +20,7 @@ import pytest
 
 from backscroll.config import Config
 from backscroll.indexing import prefork
+from backscroll.indexing.parallel import READER_NICENESS
 from tests.daemon.harness import dump_turns, populate
 from tests.test_parallel_index import _in_process
 from tests.test_reliability import index_into
@@ -72,6 +73,16 @@ def pool(self, *args, **kwargs):
     pools.append(args[0])
     real_pool(self, *args, **kwargs)
 parallel.ParallelReads.__init__ = pool
+
+if os.environ.get("T_NICE"):  # each reader process's niceness, and this one's
+    real_serve = prefork._serve
+    def serve(task_fd, result_fd):
+        with open(os.path.join(os.environ["T_NICE"], str(os.getpid())), "w") as fh:
+            fh.write(str(os.nice(0)))
+        real_serve(task_fd, result_fd)
+    prefork._serve = serve
+    with open(os.path.join(os.environ["T_NICE"], "command"), "w") as fh:
+        fh.write(str(os.nice(0)))
 
 if os.environ.get("T_MODULES"):  # what the first reader process is told to import
     real_import = prefork._import_hosts
@@ -173,6 +184,23 @@ def test_a_first_index_reads_in_processes_forked_at_its_start_and_equals_the_in_
     assert len(out["used"]) == 1  # type: ignore[arg-type]
     assert out["pools"] == []  # (no pool of its own besides)
     assert "reading in-process" not in stderr
+    assert dump_turns(tmp_path / "data" / "index.db") == expected
+    _none_left(mark)
+
+
+def test_reader_processes_run_at_a_lower_priority_than_the_writer(
+    tmp_path: Path, expected: list[tuple[object, ...]]
+) -> None:
+    """Three processes on two cores: at equal priority the writer falls behind
+    the readers and writes the last results alone after they are done."""
+    mark = uuid.uuid4().hex
+    seen = tmp_path / "nice"
+    seen.mkdir()
+    out, stderr = _run_index(mark, {"T_NICE": str(seen)})
+    assert out["used"], stderr
+    command = int((seen / "command").read_text())
+    readers = [int(p.read_text()) for p in seen.iterdir() if p.name != "command"]
+    assert readers == [command + READER_NICENESS] * 2
     assert dump_turns(tmp_path / "data" / "index.db") == expected
     _none_left(mark)
 

@@ -393,6 +393,7 @@ def _first_child(
         from backscroll.indexing import parallel
 
         parallel.die_with_parent(parent)
+        parallel.yield_to_writer()  # (the others inherit it)
         _send(results[0][1], _read_config(config_file))
         import backscroll.readers.base  # (each host's module: at the first task naming it)
         import backscroll.redact  # noqa: F401  (compiles the default patterns)
