@@ -210,3 +210,31 @@ def test_the_index_command_leaves_json_parsing_to_its_reader_processes() -> None
         "                  'parser': getattr(base._fast_loads, '__module__', None)}))\n"
     )
     assert seen == {"before": False, "value": {"a": [1, 2.5]}, "parser": "orjson"}
+
+
+def test_the_index_command_lists_the_hosts_files_without_loading_openssl() -> None:
+    """hashlib loads OpenSSL (~3 ms); keys and fingerprints use CPython's own
+    hash functions (backscroll.digests), which give the same digests."""
+    seen = _fresh(
+        "import json, sys\n"
+        "import backscroll.cli, backscroll.direct\n"
+        "from backscroll.config import Config\n"
+        "from backscroll.indexing.indexer import build_hosts\n"
+        "build_hosts(Config())\n"
+        "print(json.dumps({'hashlib': 'hashlib' in sys.modules}))\n"
+    )
+    assert seen == {"hashlib": False}
+
+
+def test_the_digests_are_hashlibs() -> None:
+    import hashlib
+
+    from backscroll import digests
+
+    data = "naïve key \U0001f600".encode()
+    assert digests.blake2b(data, digest_size=12).hexdigest() == (
+        hashlib.blake2b(data, digest_size=12).hexdigest()
+    )
+    for name in ("md5", "sha1", "sha256"):
+        ours = getattr(digests, name)(data, usedforsecurity=False).hexdigest()
+        assert ours == hashlib.new(name, data).hexdigest(), name

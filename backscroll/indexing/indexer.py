@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
-import hashlib
 import logging
 import os
 import stat
@@ -23,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from backscroll.config import Config
+from backscroll.digests import blake2b
 from backscroll.errors import SourceBusy
 from backscroll.files import read_range
 from backscroll.indexing import parallel
@@ -150,14 +150,14 @@ def file_stat(path: Path, kind: str) -> FileStat:
 
 
 def head_hash(path: Path, length: int) -> str:
-    return hashlib.blake2b(read_range(path, 0, length), digest_size=12).hexdigest()
+    return blake2b(read_range(path, 0, length), digest_size=12).hexdigest()
 
 
 def tail_hash(path: Path, position: int) -> str:
     """Hash of the (up to) TAIL_BYTES bytes just before ``position``."""
     start = max(position - TAIL_BYTES, 0)
     data = read_range(path, start, position - start)
-    return hashlib.blake2b(data, digest_size=12).hexdigest()
+    return blake2b(data, digest_size=12).hexdigest()
 
 
 @dataclass

@@ -33,13 +33,13 @@ directory.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from backscroll.digests import blake2b
 from backscroll.model import Cursor, Kind, Problem, ReaderOptions, ReadResult, Role, Session, Turn
 from backscroll.readers.base import (
     HostEnv,
@@ -65,7 +65,7 @@ STATE_VERSION = 1
 
 
 def _digest(text: str) -> str:
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
+    return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
 
 
 def _variant(value: Any) -> tuple[str, dict[str, Any]]:

@@ -9,7 +9,6 @@ config: everything it needs is handed to it.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import os
 import re
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import IO, Any, ClassVar, Generic, Protocol, Self, TypeGuard, TypeVar
 from urllib.parse import unquote, urlsplit
 
+from backscroll.digests import sha1
 from backscroll.files import TooLarge as TooLarge
 from backscroll.files import open_regular as open_regular
 from backscroll.files import read_bounded as read_bounded
@@ -666,7 +666,7 @@ def clean_text(text: str) -> str:
 
 def content_key(*parts: object) -> str:
     """A short stable hash for turn keys where the host gives no id."""
-    digest = hashlib.sha1(usedforsecurity=False)
+    digest = sha1(usedforsecurity=False)
     for part in parts:
         digest.update(str(part).encode("utf-8", "surrogatepass"))
         digest.update(b"\x00")

@@ -34,7 +34,6 @@ the Agent/Composer panel, so ``resume_command`` is None.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from collections.abc import Iterator, Mapping
@@ -42,6 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from backscroll.digests import sha1
 from backscroll.model import (
     Cursor,
     Kind,
@@ -471,4 +471,4 @@ def _digest(raw: bytes | str | None) -> str | None:
 
 def _hash(raw: bytes | str) -> str:
     data = raw.encode("utf-8") if isinstance(raw, str) else raw
-    return hashlib.sha1(data, usedforsecurity=False).hexdigest()[:16]
+    return sha1(data, usedforsecurity=False).hexdigest()[:16]

@@ -22,7 +22,6 @@ directory (pre-recording v0.1.x installs, or chats removed by retention).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
@@ -30,6 +29,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
+from backscroll.digests import sha256
 from backscroll.model import (
     Cursor,
     Kind,
@@ -113,7 +113,7 @@ def project_for(project_dir: Path, project_hash: str | None = None) -> str | Non
             return str(project)
     wanted = {project_dir.name, project_hash}
     for project in projects:
-        if hashlib.sha256(str(project).encode()).hexdigest() in wanted:
+        if sha256(str(project).encode()).hexdigest() in wanted:
             return str(project)
     return None
 

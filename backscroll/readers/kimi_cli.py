@@ -48,12 +48,12 @@ only partly known): point ``hosts.kimi-cli.roots`` at its ``sessions``.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import re
 from pathlib import Path
 from typing import Any, ClassVar
 
+from backscroll.digests import md5
 from backscroll.model import Cursor, Kind, Problem, ReaderOptions, ReadResult, Session, Turn
 from backscroll.readers.base import (
     BaseReader,
@@ -257,7 +257,7 @@ class _WorkDirs:
             work = entry.get("path") if isinstance(entry, dict) else None
             if not isinstance(work, str) or not work:
                 continue
-            digest = hashlib.md5(work.encode("utf-8"), usedforsecurity=False).hexdigest()
+            digest = md5(work.encode("utf-8"), usedforsecurity=False).hexdigest()
             kaos = entry.get("kaos")
             out[digest if kaos in (None, "local") else f"{kaos}_{digest}"] = work
             out.setdefault(digest, work)

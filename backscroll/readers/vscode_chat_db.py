@@ -35,12 +35,12 @@ the same key in ``globalStorage/state.vscdb``, which is not read.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
+from backscroll.digests import blake2b
 from backscroll.model import (
     SKIPPED,
     Cursor,
@@ -170,7 +170,7 @@ def _has_file(chats: Path, sid: str) -> bool:
 
 
 def _digest(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
+    return blake2b(data, digest_size=16).hexdigest()
 
 
 def _state(
