@@ -180,15 +180,24 @@ def test_every_hosts_reader_imported_leaves_the_host_database_queries_until_a_re
     assert isinstance(seen["turns"], int) and seen["turns"] > 0
 
 
+#: What ``backscroll index`` imports and does to list the hosts' files, before
+#: its first chunk.
+_INDEX_START = (
+    "import json, sys\n"
+    "import backscroll.cli, backscroll.direct\n"
+    "from backscroll.config import Config\n"
+    "from backscroll.indexing.indexer import build_hosts\n"
+    "from backscroll.indexing.prefork import maybe_start\n"
+    "build_hosts(Config())\n"
+)
+
+
 def test_the_index_command_imports_no_request_types() -> None:
     """``backscroll index`` writes and prints totals: the request parameter
     classes of the query protocol (five dataclasses, ~4 ms to create) stay
     unimported on its path."""
     seen = _fresh(
-        "import json, sys\n"
-        "import backscroll.cli, backscroll.direct\n"
-        "from backscroll.indexing.prefork import maybe_start\n"
-        "print(json.dumps({'protocol': 'backscroll.protocol' in sys.modules}))\n"
+        _INDEX_START + "print(json.dumps({'protocol': 'backscroll.protocol' in sys.modules}))\n"
     )
     assert seen == {"protocol": False}
 
@@ -198,12 +207,7 @@ def test_the_index_command_leaves_json_parsing_to_its_reader_processes() -> None
     uuid and platform modules it imports, ~2 ms) is imported at the first
     line a reader parses, and that line is parsed with it."""
     seen = _fresh(
-        "import json, sys\n"
-        "import backscroll.cli, backscroll.direct\n"
-        "from backscroll.config import Config\n"
-        "from backscroll.indexing.indexer import build_hosts\n"
-        "build_hosts(Config())\n"
-        "before = 'orjson' in sys.modules\n"
+        _INDEX_START + "before = 'orjson' in sys.modules\n"
         "from backscroll.readers import base\n"
         "value = base.loads(b'{\"a\": [1, 2.5]}')\n"
         "print(json.dumps({'before': before, 'value': value,\n"
@@ -215,14 +219,7 @@ def test_the_index_command_leaves_json_parsing_to_its_reader_processes() -> None
 def test_the_index_command_lists_the_hosts_files_without_loading_openssl() -> None:
     """hashlib loads OpenSSL (~3 ms); keys and fingerprints use CPython's own
     hash functions (backscroll.digests), which give the same digests."""
-    seen = _fresh(
-        "import json, sys\n"
-        "import backscroll.cli, backscroll.direct\n"
-        "from backscroll.config import Config\n"
-        "from backscroll.indexing.indexer import build_hosts\n"
-        "build_hosts(Config())\n"
-        "print(json.dumps({'hashlib': 'hashlib' in sys.modules}))\n"
-    )
+    seen = _fresh(_INDEX_START + "print(json.dumps({'hashlib': 'hashlib' in sys.modules}))\n")
     assert seen == {"hashlib": False}
 
 
