@@ -30,7 +30,7 @@ result as it arrives and gives that process its next chunk, so a reader process
 never waits for the writer, busy in SQLite, to ask for more. Once every chunk is
 handed out it closes the task pipes: each reader process ends after its last
 chunk, while the writer still writes the last files (ending them at the close
-took 5-7 ms at the end of the pass, on one core).
+took 6-7 ms at the end of the pass, on one core).
 """
 
 from __future__ import annotations
@@ -395,7 +395,7 @@ def _first_child(
         parallel.die_with_parent(parent)
         parallel.yield_to_writer()  # (the others inherit it)
         _send(results[0][1], _read_config(config_file))
-        import backscroll.readers.base  # (each host's module: at the first task naming it)
+        import backscroll.readers.base  # (the hosts' modules: once the command names them)
         import backscroll.redact  # noqa: F401  (compiles the default patterns)
 
         data = _recv(tasks[0][0])
