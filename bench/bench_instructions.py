@@ -8,7 +8,7 @@ imports and set-up), and the difference is printed, for this checkout's
 package and, with ``--against DIR``, for the package in DIR (a ``git archive``
 of an older commit, say) in the same run::
 
-    python bench/bench_instructions.py --corpus C240 --against /tmp/old read-claude clean
+    python bench/bench_instructions.py --corpus C240 --against DIR read-claude clean
 
 Workloads (``C240`` is ``python bench/corpus.py C240 --size-mb 240``):
 
