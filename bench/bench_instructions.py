@@ -34,28 +34,30 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from backscroll.indexing.spec import HostSpec
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKLOADS = ("read-claude", "clean", "unpickle", "plan", "scan", "imports")
 
 
-def _tasks(corpus: Path) -> list[tuple[object, Path]]:
+def _tasks(corpus: Path) -> list[tuple[HostSpec, Path]]:
+    """Every transcript of the corpus, found as a pass finds it (each reader's
+    ``discover`` under its roots)."""
     from backscroll.config import Config
     from backscroll.indexing.indexer import build_hosts
     from backscroll.readers.base import HostEnv
 
     hosts = build_hosts(Config(), HostEnv(home=corpus, environ={}))
-    out = []
-    for spec in hosts:
-        for root in spec.roots:
-            if not root.exists():
-                continue
-            for dirpath, _dirs, names in os.walk(root):
-                for name in sorted(names):
-                    path = Path(dirpath) / name
-                    if spec.reader.source_for(path) == path:
-                        out.append((spec, path))
-    return out
+    return [
+        (spec, path)
+        for spec in hosts
+        for root in spec.roots
+        if root.exists()
+        for path in spec.reader.discover(root)
+    ]
 
 
 def _child(workload: str, corpus: Path, data: Path, work: bool) -> None:
@@ -164,7 +166,7 @@ def main() -> None:
             from backscroll.indexing.parallel import Outcome
 
             reads = [
-                Outcome(result=spec.reader.read(path, None, spec.options))  # type: ignore[attr-defined]
+                Outcome(result=spec.reader.read(path, None, spec.options))
                 for spec, path in _tasks(args.corpus)
             ]
             (data / "reads.pickle").write_bytes(pickle.dumps(reads, pickle.HIGHEST_PROTOCOL))

@@ -188,16 +188,23 @@ def test_a_first_index_reads_in_processes_forked_at_its_start_and_equals_the_in_
     _none_left(mark)
 
 
+def _hooked(tmp_path: Path, mark: str, hook: str) -> Path:
+    """Runs the index with the harness's ``hook`` writing into a new directory,
+    which it returns; the pass used the reader processes forked at its start."""
+    seen = tmp_path / hook.lower()
+    seen.mkdir()
+    out, stderr = _run_index(mark, {hook: str(seen)})
+    assert out["used"], stderr
+    return seen
+
+
 def test_reader_processes_run_at_a_lower_priority_than_the_writer(
     tmp_path: Path, expected: list[tuple[object, ...]]
 ) -> None:
     """Three processes on two cores: at equal priority the writer falls behind
     the readers and writes the last results alone after they are done."""
     mark = uuid.uuid4().hex
-    seen = tmp_path / "nice"
-    seen.mkdir()
-    out, stderr = _run_index(mark, {"T_NICE": str(seen)})
-    assert out["used"], stderr
+    seen = _hooked(tmp_path, mark, "T_NICE")
     command = int((seen / "command").read_text())
     readers = [int(p.read_text()) for p in seen.iterdir() if p.name != "command"]
     assert readers == [command + READER_NICENESS] * 2
@@ -212,10 +219,7 @@ def test_the_first_reader_process_imports_the_modules_of_the_hosts_found(
     plans); the first reader process imports them before it forks the others,
     so none of them imports one with its first task."""
     mark = uuid.uuid4().hex
-    seen = tmp_path / "modules"
-    seen.mkdir()
-    out, stderr = _run_index(mark, {"T_MODULES": str(seen)})
-    assert out["used"], stderr
+    seen = _hooked(tmp_path, mark, "T_MODULES")
     named = json.loads((seen / "named").read_text())
     assert named == ["backscroll.readers.claude_code", "backscroll.readers.codex"]
     assert dump_turns(tmp_path / "data" / "index.db") == expected
