@@ -235,3 +235,26 @@ def test_the_digests_are_hashlibs() -> None:
     for name in ("md5", "sha1", "sha256"):
         ours = getattr(digests, name)(data, usedforsecurity=False).hexdigest()
         assert ours == hashlib.new(name, data).hexdigest(), name
+
+
+def test_a_first_index_creates_its_database_without_the_publisher_or_forget(
+    tmp_path: Path,
+) -> None:
+    """A new index gets the team outbox's triggers and its stored fields
+    marked redacted before the reader processes get their first files; neither
+    needs the team publisher's module nor ``forget`` (~4 ms of imports)."""
+    seen = _fresh(
+        "import json, sys\n"
+        "from pathlib import Path\n"
+        "from backscroll import direct\n"
+        "from backscroll.config import Config\n"
+        "from backscroll.store import open_writer\n"
+        f"writer = open_writer(Path({str(tmp_path / 'index.db')!r}), check=True)\n"
+        "direct.make_indexer(Config(), writer)._redact_stored_once()\n"
+        "triggers = writer.conn.execute(\n"
+        "    \"SELECT count(*) FROM sqlite_master WHERE name LIKE 'team_outbox_%'\").fetchone()[0]\n"
+        "print(json.dumps({'outbox': 'backscroll.store.outbox' in sys.modules,\n"
+        "                  'forget': 'backscroll.store.forget' in sys.modules,\n"
+        "                  'triggers': triggers}))\n"
+    )
+    assert seen == {"outbox": False, "forget": False, "triggers": 5}

@@ -30,8 +30,6 @@ def needed(writer: IndexWriter) -> bool:
 
 def run(writer: IndexWriter, redact: Redact, redact_state: RedactState) -> int:
     """Redact the stored fields once; the number of rows changed."""
-    from backscroll.store import forget
-
     conn = writer.conn
     changed = 0
     with writer.transaction():
@@ -68,6 +66,10 @@ def run(writer: IndexWriter, redact: Redact, redact_state: RedactState) -> int:
                 changed += 1
         conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (_KEY, VERSION))
     if changed:
+        # (imported here: a first index, which has nothing stored yet, runs this
+        # before its reader processes get their first files)
+        from backscroll.store import forget
+
         forget.scrub(writer)
     return changed
 

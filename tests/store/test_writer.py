@@ -165,6 +165,34 @@ def test_migration_from_schema_one_keeps_turns_and_builds_fts(tmp_path: Path) ->
         writer.close()
 
 
+def test_a_new_index_has_bigger_pages_and_an_old_one_keeps_its_own(tmp_path: Path) -> None:
+    fresh = open_writer(tmp_path / "new" / "index.db")
+    try:
+        size = fresh.conn.execute("PRAGMA page_size").fetchone()[0]
+        assert size == schema.PAGE_SIZE == 8192
+    finally:
+        fresh.close()
+    # An index written with SQLite's default pages (every index before this)
+    # opens, migrates and takes turns as it is: WAL mode leaves its page size.
+    old = tmp_path / "old" / "index.db"
+    old.parent.mkdir()
+    conn = sqlite3.connect(old, isolation_level=None)
+    conn.execute("PRAGMA page_size = 4096")
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    conn.close()
+    writer = open_writer(old)
+    try:
+        writer.apply(_update(writer, [_turn(1, "an old index's zebra")]))
+        assert writer.conn.execute("PRAGMA page_size").fetchone()[0] == 4096
+        found = writer.conn.execute(
+            "SELECT count(*) FROM turns_fts WHERE turns_fts MATCH 'zebra'"
+        ).fetchone()[0]
+        assert found == 1
+    finally:
+        writer.close()
+
+
 def test_database_files_are_private_whatever_the_umask(tmp_path: Path) -> None:
     import os
 
