@@ -41,7 +41,7 @@ def test_importing_one_hosts_reader_leaves_the_other_hosts_modules_unimported() 
         "import json, sys\n"
         "import backscroll.readers.claude_code\n"
         "hosts = sorted(m for m in sys.modules if m.startswith('backscroll.readers.')\n"
-        "               and m not in ('backscroll.readers.base',))\n"
+        "               and m not in ('backscroll.readers.base', 'backscroll.readers.lean'))\n"
         "from backscroll.readers import READERS\n"
         "print(json.dumps({'before': hosts, 'readers': len(READERS)}))\n"
     )
@@ -79,7 +79,8 @@ def test_a_task_unpickled_by_a_reader_process_imports_neither_indexer_nor_store(
     assert "backscroll.indexing.indexer" not in modules
     assert not [m for m in modules if m.startswith("backscroll.store")]
     hosts = {m for m in modules if m.startswith("backscroll.readers.")} - {
-        "backscroll.readers.base"
+        "backscroll.readers.base",
+        "backscroll.readers.lean",
     }
     assert hosts == {
         "backscroll.readers.claude_code",
@@ -204,10 +205,11 @@ def test_the_index_command_imports_no_request_types() -> None:
 
 def test_the_index_command_leaves_json_parsing_to_its_reader_processes() -> None:
     """It lists every host's files and parses none of them: orjson (and the
-    uuid and platform modules it imports, ~2 ms) is imported at the first
-    line a reader parses, and that line is parsed with it."""
+    uuid and platform modules it imports, ~2 ms) and msgspec (readers/lean.py)
+    are imported at the first line a reader parses, and that line is parsed
+    with it."""
     seen = _fresh(
-        _INDEX_START + "before = 'orjson' in sys.modules\n"
+        _INDEX_START + "before = 'orjson' in sys.modules or 'msgspec' in sys.modules\n"
         "from backscroll.readers import base\n"
         "value = base.loads(b'{\"a\": [1, 2.5]}')\n"
         "print(json.dumps({'before': before, 'value': value,\n"
@@ -251,8 +253,8 @@ def test_a_first_index_creates_its_database_without_the_publisher_or_forget(
         "from backscroll.store import open_writer\n"
         f"writer = open_writer(Path({str(tmp_path / 'index.db')!r}), check=True)\n"
         "direct.make_indexer(Config(), writer)._redact_stored_once()\n"
-        "triggers = writer.conn.execute(\n"
-        "    \"SELECT count(*) FROM sqlite_master WHERE name LIKE 'team_outbox_%'\").fetchone()[0]\n"
+        'triggers = writer.conn.execute("SELECT count(*) FROM sqlite_master"\n'
+        "    \" WHERE name LIKE 'team_outbox_%'\").fetchone()[0]\n"
         "print(json.dumps({'outbox': 'backscroll.store.outbox' in sys.modules,\n"
         "                  'forget': 'backscroll.store.forget' in sys.modules,\n"
         "                  'triggers': triggers}))\n"

@@ -393,7 +393,8 @@ def _first_child(
         from backscroll.indexing import parallel
 
         parallel.die_with_parent(parent)
-        parallel.yield_to_writer()  # (the others inherit it)
+        parallel.yield_to_writer()  # (the others inherit both)
+        parallel.keep_freed_memory()
         _send(results[0][1], _read_config(config_file))
         import backscroll.readers.base  # (the hosts' modules: once the command names them)
         import backscroll.redact  # noqa: F401  (compiles the default patterns)

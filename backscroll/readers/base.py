@@ -422,19 +422,24 @@ class Tail:
 
 
 def tail_jsonl(
-    path: Path, prev: Cursor | None, opts: ReaderOptions
+    path: Path,
+    prev: Cursor | None,
+    opts: ReaderOptions,
+    parse: Callable[[bytes], Any] | None = None,
 ) -> tuple[Tail, Iterator[tuple[Line, Any]]]:
     """Tail a JSONL file from ``prev``; yields ``(line, parsed object)``.
 
     Malformed lines are recorded in ``tail.problems`` and skipped. The caller
     saves ``tail.end`` as the new position and ``tail.first_line_number +
-    tail.lines_read`` (see :func:`next_line_number`) in its state.
+    tail.lines_read`` (see :func:`next_line_number`) in its state. ``parse``
+    parses each line (a :class:`~backscroll.readers.lean.Lean` parser: the
+    fields the reader reads); the whole line by default.
     """
     start = prev.position if prev else 0
     first = int(prev.state.get("line", 1)) if prev else 1
     tail = Tail(path, start=start, first_line_number=first, max_line_bytes=opts.max_line_bytes)
     tail.settled = is_settled(path)
-    return tail, _parse_lines(tail, iter(tail))
+    return tail, _parse_lines(tail, iter(tail), parse or loads)
 
 
 #: A file unchanged this long has a writer that is done with its last line.
@@ -485,10 +490,12 @@ def _glued(line: Line) -> list[tuple[Line, Any]] | None:
     return out if len(out) > 1 else None
 
 
-def _parse_lines(tail: Tail, lines: Iterator[Line]) -> Iterator[tuple[Line, Any]]:
+def _parse_lines(
+    tail: Tail, lines: Iterator[Line], parse: Callable[[bytes], Any]
+) -> Iterator[tuple[Line, Any]]:
     for line in lines:
         try:
-            obj = loads(line.raw)
+            obj = parse(line.raw)
         except (ValueError, RecursionError) as exc:
             padded = _after_nul_padding(line)
             if line is tail.unterminated:
@@ -547,9 +554,11 @@ def _after_nul_padding(line: Line) -> Line | None:
     return Line(line.offset + len(line.raw) - len(rest), line.number, rest)
 
 
-def parse_lines(tail: Tail, lines: Iterator[Line]) -> Iterator[tuple[Line, Any]]:
+def parse_lines(
+    tail: Tail, lines: Iterator[Line], parse: Callable[[bytes], Any] | None = None
+) -> Iterator[tuple[Line, Any]]:
     """Parse already-tailed lines as JSON (malformed ones go to ``tail.problems``)."""
-    return _parse_lines(tail, lines)
+    return _parse_lines(tail, lines, parse or loads)
 
 
 def next_line_number(tail: Tail) -> int:

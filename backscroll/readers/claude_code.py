@@ -21,7 +21,7 @@ import dataclasses
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypedDict
 
 from backscroll.model import Cursor, Kind, ReaderOptions, ReadResult, Role, Session, Turn
 from backscroll.readers.base import (
@@ -43,6 +43,7 @@ from backscroll.readers.base import (
     unread_subagent,
 )
 from backscroll.readers.claude_desktop import CODE_TAB
+from backscroll.readers.lean import Lean
 
 #: Entries from a Claude Code version whose major number is above this are not
 #: read: the transcript format is only known up to 2.x.
@@ -73,6 +74,54 @@ _WRAPPERS = (
 #: Written by the harness into the user's turn when the person pressed Esc.
 _INTERRUPTED = re.compile(r"^\[Request interrupted by user[^\]]*\]$")
 _VERSION = re.compile(r"^(\d+)\.\d+")
+
+
+# The fields of an entry this reader reads (readers/lean.py): a tool result's
+# output, a tool call's input, thinking, ``toolUseResult`` are skipped unparsed.
+class _Block(TypedDict, total=False):
+    type: Any
+    text: Any
+    name: Any
+
+
+class _Message(TypedDict, total=False):
+    model: Any
+    content: str | list[_Block | str] | None
+
+
+class _Snapshot(TypedDict, total=False):
+    timestamp: Any
+
+
+class _Attachment(TypedDict, total=False):
+    type: Any
+    isMeta: Any
+    prompt: Any
+    timestamp: Any
+
+
+class _Entry(TypedDict, total=False):
+    type: Any
+    timestamp: Any
+    snapshot: _Snapshot
+    cwd: Any
+    sessionId: Any
+    version: Any
+    uuid: Any
+    isMeta: Any
+    isCompactSummary: Any
+    isApiErrorMessage: Any
+    message: _Message
+    customTitle: Any
+    aiTitle: Any
+    summary: Any
+    leafUuid: Any
+    attachment: _Attachment
+    operation: Any
+    content: Any
+
+
+_PARSE = Lean(_Entry)
 
 
 def user_text(raw: str) -> str | None:
@@ -258,7 +307,7 @@ class ClaudeCodeReader(BaseReader):
             state.session_id = file.session_id
         parser = _Parser(path, file, state)
         parser.start = prev.position if prev else 0
-        tail, lines = tail_jsonl(path, prev, opts)
+        tail, lines = tail_jsonl(path, prev, opts, _PARSE)
         for line, obj in lines:
             if not isinstance(obj, dict):
                 continue

@@ -1,0 +1,259 @@
+"""A lean parse (readers/lean.py) reads what a full parse reads.
+
+Each host reader that parses its lines into a declared shape (its module's
+``_PARSE``) reads the host's sample transcripts, a generated bench corpus and
+hand-written lines for every kind of entry it handles with that parser and
+with a full parse: the results must be equal. Then the same files are read
+with every parsed object recording which keys the reader asks it for, and
+every key asked for must be declared in the shape at that place (a key left
+out of the shape reads as absent, whatever the line holds).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+import typing
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from backscroll.model import ReaderOptions, ReadResult
+from backscroll.readers import base
+from backscroll.readers.claude_code import ClaudeCodeReader
+from backscroll.readers.lean import Lean
+from tests.readers.util import FIXTURES
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+
+
+def _bench_corpus() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_corpus_for_lean", BENCH / "corpus.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # (its dataclasses look their module up)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _line(**fields: Any) -> str:
+    return json.dumps(fields)
+
+
+_S = {"sessionId": "s-1", "cwd": "/w/p", "version": "2.1.80"}
+
+#: A Claude Code transcript with one entry of every kind its reader handles.
+CLAUDE_EVERY_KIND = "\n".join(
+    [
+        _line(type="user", uuid="u1", timestamp="2026-01-01T00:00:00Z",
+              message={"role": "user", "content": "a prompt as a string"}, **_S),
+        _line(type="user", uuid="u2", timestamp="2026-01-01T00:00:01Z", **_S,
+              message={"role": "user", "content": [
+                  {"type": "text", "text": "a block"}, "a bare string item",
+                  {"type": "image", "source": {"data": "AAAA"}}]}),
+        _line(type="assistant", uuid="a1", timestamp="2026-01-01T00:00:02Z", **_S,
+              message={"model": "m", "content": [
+                  {"type": "thinking", "thinking": "hidden", "signature": "x"},
+                  {"type": "tool_use", "name": "WebFetch", "input": {"url": "https://x"}},
+                  {"type": "text", "text": "after a web fetch"}]}),
+        _line(type="user", uuid="u3", timestamp="2026-01-01T00:00:03Z", **_S,
+              toolUseResult={"stdout": "big output"},
+              message={"role": "user", "content": [
+                  {"type": "tool_result", "tool_use_id": "t", "content": "big output"}]}),
+        _line(type="assistant", uuid="a2", isApiErrorMessage=True, **_S,
+              message={"content": [{"type": "text", "text": "an API error"}]}),
+        _line(type="assistant", uuid="a3", **_S,
+              message={"model": "<synthetic>", "content": "No response requested."}),
+        _line(type="assistant", uuid="a4", **_S, message="a message that is a string"),
+        _line(type="assistant", uuid="a5", **_S, message={"content": [3, {"type": "text"}]}),
+        _line(type="user", uuid="u4", isMeta=True, **_S,
+              message={"content": "injected by the harness"}),
+        _line(type="user", uuid="u5", isCompactSummary=True, **_S,
+              message={"content": [{"type": "text", "text": "the summary of a compaction"}]}),
+        _line(type="attachment", uuid="q1", timestamp="2026-01-01T00:00:04Z", **_S,
+              attachment={"type": "queued_command", "prompt": "queued while it ran",
+                          "timestamp": "2026-01-01T00:00:04Z"}),
+        _line(type="attachment", uuid="q2", **_S,
+              attachment={"type": "file", "content": "a whole file"}),
+        _line(type="queue-operation", operation="remove", content="removed prompt",
+              timestamp="2026-01-01T00:00:05Z", sessionId="s-1"),
+        _line(type="file-history-snapshot", messageId="m",
+              snapshot={"timestamp": "2026-01-01T00:00:06Z", "trackedFileBackups": {"f": {}}}),
+        _line(type="file-history-snapshot", snapshot="not an object"),
+        _line(type="summary", summary="a summary title", leafUuid="a1"),
+        _line(type="summary", summary="another session's", leafUuid="elsewhere"),
+        _line(type="ai-title", aiTitle="an AI title", sessionId="s-1"),
+        _line(type="custom-title", customTitle="a custom title", sessionId="s-1"),
+        _line(type={"not": "a kind"}, uuid="x1", **_S),
+        _line(type="user", uuid="u6", timestamp=1767225600, **_S,
+              message={"content": [{"type": "text", "text": "a number as its time"}]}),
+        "[1, 2, 3]",
+        '{"type": "user", "uuid": "broken", "message": {"content": "cut sh',
+        '{"type": "user", "uuid": "u7", "message": {"content": "after a bad line"}}',
+    ]
+)  # fmt: skip
+
+
+#: Host -> (its reader, its module's lean parser attribute holder, its sample files).
+def _claude_files(tmp: Path) -> list[Path]:
+    files = sorted((FIXTURES / "claude-code").rglob("*.jsonl"))
+    every = tmp / ".claude" / "projects" / "-w-p" / "s-1.jsonl"
+    every.parent.mkdir(parents=True)
+    every.write_text(CLAUDE_EVERY_KIND + "\n", encoding="utf-8")
+    corpus = _bench_corpus()
+    home = tmp / "corpus"
+    corpus.generate(home, size_mb=1, seed=3, hosts=("claude-code",))
+    generated = sorted((home / ".claude" / "projects").rglob("*.jsonl"))
+    assert generated
+    return [*files, every, *generated]
+
+
+LEAN_READERS: dict[str, tuple[type[Any], str]] = {
+    "claude-code": (ClaudeCodeReader, "backscroll.readers.claude_code"),
+}
+FILES = {"claude-code": _claude_files}
+
+
+def _read_all(reader: Any, files: list[Path]) -> list[ReadResult]:
+    opts = ReaderOptions(include_subagents=True)
+    return [reader.read(path, None, opts) for path in files]
+
+
+@pytest.mark.parametrize("host", sorted(LEAN_READERS))
+def test_a_lean_read_equals_a_full_read(
+    host: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cls, module_name = LEAN_READERS[host]
+    module = sys.modules[module_name]
+    assert isinstance(module._PARSE, Lean)
+    files = FILES[host](tmp_path)
+    lean = _read_all(cls(), files)
+    monkeypatch.setattr(module, "_PARSE", base.loads)
+    full = _read_all(cls(), files)
+    assert lean == full
+    assert sum(len(r.turns) for r in lean) > 20
+
+
+class _Asked(dict[str, Any]):
+    """A parsed object that notes every key asked of it, by where it is."""
+
+    asked: set[tuple[tuple[str, ...], str]] = set()
+
+    def __init__(self, data: dict[str, Any], where: tuple[str, ...]) -> None:
+        super().__init__({k: _asking(v, (*where, k)) for k, v in data.items()})
+        self.where = where
+
+    def get(self, key: str, default: Any = None) -> Any:
+        _Asked.asked.add((self.where, key))
+        return super().get(key, default)
+
+    def __getitem__(self, key: str) -> Any:
+        _Asked.asked.add((self.where, key))
+        return super().__getitem__(key)
+
+    def __contains__(self, key: object) -> bool:
+        _Asked.asked.add((self.where, str(key)))
+        return super().__contains__(key)
+
+
+def _asking(value: Any, where: tuple[str, ...]) -> Any:
+    if isinstance(value, dict):
+        return _Asked(value, where)
+    if isinstance(value, list):  # (a list's items are where the list is)
+        return [_asking(v, where) for v in value]
+    return value
+
+
+def _declared(shape: Any, where: tuple[str, ...] = ()) -> set[tuple[tuple[str, ...], str]]:
+    """Every (place, key) the shape keeps; a key typed Any keeps all below it."""
+    out: set[tuple[tuple[str, ...], str]] = set()
+    for key, hint in typing.get_type_hints(shape).items():
+        out.add((where, key))
+        for inner in _shapes(hint):
+            out |= _declared(inner, (*where, key))
+    return out
+
+
+def _open_below(shape: Any, where: tuple[str, ...] = ()) -> set[tuple[str, ...]]:
+    """Places under a key typed Any (parsed whole: every key there is kept)."""
+    out: set[tuple[str, ...]] = set()
+    for key, hint in typing.get_type_hints(shape).items():
+        if hint is Any:
+            out.add((*where, key))
+        for inner in _shapes(hint):
+            out |= _open_below(inner, (*where, key))
+    return out
+
+
+def _shapes(hint: Any) -> list[Any]:
+    if typing.is_typeddict(hint):
+        return [hint]
+    return [s for arg in typing.get_args(hint) for s in _shapes(arg)]
+
+
+@pytest.mark.parametrize("host", sorted(LEAN_READERS))
+def test_every_key_a_reader_asks_for_is_in_its_shape(
+    host: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cls, module_name = LEAN_READERS[host]
+    module = sys.modules[module_name]
+    shape = module._PARSE.shape
+    files = FILES[host](tmp_path)
+    _Asked.asked = set()
+
+    def parse(raw: bytes) -> Any:
+        return _asking(base.loads(raw), ())
+
+    monkeypatch.setattr(module, "_PARSE", parse)
+    _read_all(cls(), files)
+    declared, open_below = _declared(shape), _open_below(shape)
+    missing = {
+        (where, key)
+        for where, key in _Asked.asked
+        if (where, key) not in declared and not any(where[: len(p)] == p for p in open_below)
+    }
+    assert _Asked.asked, "the reader asked no key: the recording parse was not used"
+    assert not missing, f"keys the {host} reader reads but its shape leaves out: {missing}"
+
+
+class _Shape(typing.TypedDict, total=False):
+    type: Any
+    message: _Message
+
+
+class _Message(typing.TypedDict, total=False):
+    content: str | list[Any]
+
+
+def test_a_line_that_does_not_fit_the_shape_is_parsed_whole() -> None:
+    parse = Lean(_Shape)
+    assert parse(b'{"type": "x", "message": {"content": "c", "big": "skipped"}, "n": 1}') == {
+        "type": "x",
+        "message": {"content": "c"},
+    }
+    odd = b'{"type": "x", "message": "a string", "n": 1}'
+    assert parse(odd) == {"type": "x", "message": "a string", "n": 1}
+    assert parse(b"[1, 2]") == [1, 2]
+
+
+def test_a_malformed_line_is_still_an_error() -> None:
+    parse = Lean(_Shape)
+    for raw in (b'{"type": "x", "message": {"content": "cut', b'{"type": 1} trailing'):
+        with pytest.raises(ValueError):
+            parse(raw)
+    assert parse(b'{"type": NaN}') == base.loads(b'{"type": NaN}')  # (what json allows)
+
+
+def test_stray_bytes_in_a_skipped_field_leave_the_line_readable() -> None:
+    """msgspec does not check the UTF-8 of what it skips: a line whose tool
+    output holds bytes that are not UTF-8 is read for the fields the reader
+    reads (a full parse refused the whole line)."""
+    raw = b'{"type": "user", "big": "\xff\xfe", "message": {"content": "kept"}}'
+    with pytest.raises(ValueError):
+        base.loads(raw)
+    assert Lean(_Shape)(raw) == {"type": "user", "message": {"content": "kept"}}
+    with pytest.raises(ValueError):  # (where the reader reads it, it is checked)
+        Lean(_Shape)(b'{"type": "\xff", "message": {"content": "kept"}}')
