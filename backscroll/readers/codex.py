@@ -19,7 +19,7 @@ import json
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypedDict
 
 from backscroll.model import (
     Cursor,
@@ -42,6 +42,7 @@ from backscroll.readers.base import (
     first_line_title,
     is_absolute_path,
     is_external_tool,
+    loads,
     looks_like_id,
     next_line_number,
     open_regular,
@@ -53,6 +54,7 @@ from backscroll.readers.base import (
     tail_jsonl,
     unread_subagent,
 )
+from backscroll.readers.lean import Lean
 
 #: Unpaired copies kept to match a prompt/reply with its twin written just after it.
 PENDING_MEMORY = 16
@@ -65,6 +67,62 @@ _INJECTED = ("<environment_context>", "<user_instructions>", "# AGENTS.md", "<tu
 _LEADING_TAG = re.compile(r"^<[A-Za-z_][\w-]*>")
 _ENV_CWD = re.compile(r"<cwd>(.*?)</cwd>", re.DOTALL)
 _INJECTED_KINDS = {"user_instructions", "environment_context"}
+
+
+# The fields of a record this reader reads, in either JSONL era (readers/lean.py):
+# a command's output, a tool call's arguments and encrypted reasoning are skipped.
+class _Block(TypedDict, total=False):
+    type: Any
+    text: Any
+
+
+class _Item(TypedDict, total=False):
+    """``item_completed``'s item."""
+
+    type: Any
+    content: str | list[_Block | str] | None
+
+
+class _Payload(TypedDict, total=False):
+    type: Any
+    id: Any
+    timestamp: Any
+    cwd: Any
+    source: Any
+    role: Any
+    name: Any
+    content: str | list[_Block | str] | None
+    message: Any
+    kind: Any
+    item: _Item
+    thread_name: Any
+
+
+class _Record(TypedDict, total=False):
+    type: Any
+    timestamp: Any
+    payload: _Payload
+    # (the bare era: the record is the item, or the session's first line)
+    id: Any
+    record_type: Any
+    cwd: Any
+    source: Any
+    role: Any
+    name: Any
+    content: str | list[_Block | str] | None
+
+
+_PARSE = Lean(_Record)
+
+
+def _parser_for(state: _State) -> Any:
+    """Records parsed lean once the file's era is known; the first whole, so
+    that a file of an unknown format is named by its first record's fields."""
+
+    def parse(raw: bytes) -> Any:
+        return (_PARSE if state.era is not None else loads)(raw)
+
+    return parse
 
 
 def codex_home_of(path: Path) -> Path | None:
@@ -221,7 +279,8 @@ class CodexReader(BaseReader):
             tail = Tail(path, max_line_bytes=opts.max_line_bytes)
             with open_regular(path) as fh, zstandard.ZstdDecompressor().stream_reader(fh) as zst:
                 try:
-                    for line, obj in parse_lines(tail, tail.iter_stream(zst)):
+                    raw_lines = tail.iter_stream(zst)
+                    for line, obj in parse_lines(tail, raw_lines, _parser_for(state)):
                         if (bad := parser.record(obj, line.offset)) is not None:
                             return ReadResult(unsupported=bad)
                         if state.parent is not None and not opts.include_subagents:
@@ -230,7 +289,7 @@ class CodexReader(BaseReader):
                     problems.append(Problem(f"corrupt zstd stream: {exc}", offset=tail.end))
             position = path.stat().st_size
         else:
-            tail, lines = tail_jsonl(path, prev, opts)
+            tail, lines = tail_jsonl(path, prev, opts, _parser_for(state))
             for line, obj in lines:
                 if (bad := parser.record(obj, line.offset)) is not None:
                     return ReadResult(unsupported=bad)

@@ -24,6 +24,7 @@ import pytest
 from backscroll.model import ReaderOptions, ReadResult
 from backscroll.readers import base
 from backscroll.readers.claude_code import ClaudeCodeReader
+from backscroll.readers.codex import CodexReader
 from backscroll.readers.lean import Lean
 from tests.readers.util import FIXTURES
 
@@ -97,6 +98,96 @@ CLAUDE_EVERY_KIND = "\n".join(
 )  # fmt: skip
 
 
+def _wrapped(kind: str, payload: Any, ts: str = "2026-01-01T00:00:00Z") -> str:
+    return _line(timestamp=ts, type=kind, payload=payload)
+
+
+_META = {
+    "id": "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b",
+    "cwd": "/w/p",
+    "timestamp": "2026-01-01T00:00:00Z",
+}
+
+_ENV = "<environment_context><cwd>/w/p</cwd></environment_context>"
+
+#: A Codex rollout with a record of every kind its reader handles.
+CODEX_EVERY_KIND = "\n".join(
+    [
+        _wrapped("session_meta", {**_META, "source": "cli", "instructions": "long"}),
+        _wrapped("turn_context", {"cwd": "/w/p", "model": "m"}),
+        _wrapped("response_item", {"type": "message", "role": "user", "content": [
+            {"type": "input_text", "text": _ENV},
+            {"type": "input_text", "text": "a prompt from an item"}]}),
+        _wrapped("event_msg", {"type": "user_message", "message": "a prompt from an event"}),
+        _wrapped("event_msg", {"type": "user_message", "message": _ENV,
+                               "kind": "environment_context"}),
+        _wrapped("response_item", {"type": "reasoning", "encrypted_content": "AAAA"}),
+        _wrapped("response_item", {"type": "function_call", "name": "web_search", "arguments": "{}",
+                                   "call_id": "c1"}),
+        _wrapped("response_item", {"type": "function_call_output", "call_id": "c1",
+                                   "output": "big output"}),
+        _wrapped("response_item", {"type": "custom_tool_call", "name": "apply_patch"}),
+        _wrapped("response_item", {"type": "web_search_call", "action": {"query": "q"}}),
+        _wrapped("event_msg", {"type": "exec_command_end", "aggregated_output": "big"}),
+        _wrapped("event_msg", {"type": "agent_message", "message": "a reply from an event"}),
+        _wrapped("response_item", {"type": "message", "role": "assistant", "content": [
+            {"type": "output_text", "text": "a reply from an event"}, "a bare string"]}),
+        _wrapped("response_item", {"type": "message", "role": "assistant", "content": "a string"}),
+        _wrapped("event_msg", {"type": "item_completed", "item": {"type": "UserMessage",
+                                   "content": [{"type": "text", "text": "a completed prompt"}]}}),
+        _wrapped("event_msg", {"type": "item_completed", "item": {"type": "AgentMessage",
+                                   "content": "content as a string"}}),
+        _wrapped("event_msg", {"type": "item_completed", "item": "not an object"}),
+        _wrapped("event_msg", {"type": "thread_name_updated", "thread_name": "a thread name"}),
+        _wrapped("event_msg", {"type": "task_complete"}),
+        _wrapped("event_msg", {"type": "turn_aborted"}),
+        _wrapped("compacted", {"message": "the summary of a compaction", "history": []}),
+        _line(timestamp="2026-01-01T00:00:09Z", type="event_msg", payload="not an object"),
+        "[1]",
+        '{"timestamp": "2026-01-01T00:00:10Z", "type": "event_msg", "payload": {"type": "cut',
+    ]
+)  # fmt: skip
+
+#: A spawned sub-agent's rollout, the bare era, and a format nobody knows.
+CODEX_OTHERS = {
+    "sub": "\n".join([
+        _wrapped("session_meta", {**_META, "id": "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5c",
+                                  "source": {"subagent": {"thread_spawn": {
+                                      "parent_thread_id": _META["id"]}}}}),
+        _wrapped("response_item", {"type": "message", "role": "assistant",
+                                   "content": [{"type": "output_text", "text": "a sub-agent's"}]}),
+    ]),
+    "bare": "\n".join([
+        _line(id=_META["id"], timestamp="2026-01-01T00:00:00Z", instructions="long"),
+        _line(record_type="state"),
+        _line(type="message", role="user", content=[{"type": "input_text", "text": "bare prompt"}]),
+        _line(type="message", role="assistant",
+              content=[{"type": "output_text", "text": "bare reply"}]),
+        _line(type="function_call_output", call_id="c", output="big"),
+    ]),
+    "unknown": _line(kind="new", version=9, records=[], zeta=1, alpha=2, beta=3, gamma=4),
+}  # fmt: skip
+
+
+def _codex_files(tmp: Path) -> list[Path]:
+    files = sorted((FIXTURES / "codex").rglob("*.jsonl"))
+    day = tmp / ".codex" / "sessions" / "2026" / "01" / "01"
+    day.mkdir(parents=True)
+    written = []
+    for n, text in enumerate([CODEX_EVERY_KIND, *CODEX_OTHERS.values()]):
+        path = (
+            day / f"rollout-2026-01-01T00-00-0{n}-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a{n:02d}.jsonl"
+        )
+        path.write_text(text + "\n", encoding="utf-8")
+        written.append(path)
+    corpus = _bench_corpus()
+    home = tmp / "corpus"
+    corpus.generate(home, size_mb=1, seed=3, hosts=("codex",))
+    generated = sorted((home / ".codex" / "sessions").rglob("*.jsonl"))
+    assert generated
+    return [*files, *written, *generated]
+
+
 #: Host -> (its reader, its module's lean parser attribute holder, its sample files).
 def _claude_files(tmp: Path) -> list[Path]:
     files = sorted((FIXTURES / "claude-code").rglob("*.jsonl"))
@@ -113,8 +204,9 @@ def _claude_files(tmp: Path) -> list[Path]:
 
 LEAN_READERS: dict[str, tuple[type[Any], str]] = {
     "claude-code": (ClaudeCodeReader, "backscroll.readers.claude_code"),
+    "codex": (CodexReader, "backscroll.readers.codex"),
 }
-FILES = {"claude-code": _claude_files}
+FILES = {"claude-code": _claude_files, "codex": _codex_files}
 
 
 def _read_all(reader: Any, files: list[Path]) -> list[ReadResult]:
