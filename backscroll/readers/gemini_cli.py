@@ -27,7 +27,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, TypedDict
 
 from backscroll.digests import sha256
 from backscroll.model import (
@@ -54,6 +54,7 @@ from backscroll.readers.base import (
     tail_jsonl,
     walk_files,
 )
+from backscroll.readers.lean import Lean
 
 #: User texts Gemini itself leaves out of history (``isIgnoredUserContent``):
 #: slash and ``?`` commands and the injected bootstrap blocks.
@@ -63,6 +64,63 @@ _IGNORED_PREFIXES = ("/", "?", "<session_context>", "<hook_context>")
 _SNAPSHOT_MARK = "<state_snapshot>"
 _COMPRESSION_ACK = "Got it. Thanks for the additional context!"
 _HASH_DIR = re.compile(r"[0-9a-f]{64}")
+
+
+# The fields of a JSONL record this reader reads (readers/lean.py): tool calls'
+# arguments and results, thoughts and token counts are skipped unparsed.
+class _Part(TypedDict, total=False):
+    text: Any
+    thought: Any
+
+
+_Content = str | _Part | list[_Part | str] | None
+
+
+class _Call(TypedDict, total=False):
+    name: Any
+
+
+class _Message(TypedDict, total=False):
+    id: Any
+    type: Any
+    timestamp: Any
+    content: _Content
+    displayContent: _Content
+    toolCalls: list[_Call] | None
+
+
+class _Set(TypedDict, total=False):
+    sessionId: Any
+    summary: Any
+    lastUpdated: Any
+    messages: list[_Message] | None
+
+
+_Record = TypedDict(
+    "_Record",
+    {
+        # a header line
+        "sessionId": Any,
+        "projectHash": Any,
+        "startTime": Any,
+        "lastUpdated": Any,
+        "kind": Any,
+        "summary": Any,
+        "messages": list[_Message] | None,
+        # a metadata update, a rewind
+        "$set": _Set,
+        "$rewindTo": Any,
+        # a message record
+        "id": Any,
+        "type": Any,
+        "timestamp": Any,
+        "content": _Content,
+        "displayContent": _Content,
+        "toolCalls": list[_Call] | None,
+    },
+    total=False,
+)
+_PARSE = Lean(_Record)
 
 FileKind = Literal["session", "subagent", "logs"]
 
@@ -481,7 +539,7 @@ class GeminiCliReader(BaseReader):
     def _read_log_whole(
         self, path: Path, project_dir: Path, subagent: bool, opts: ReaderOptions
     ) -> ReadResult:
-        tail, records = tail_jsonl(path, None, opts)
+        tail, records = tail_jsonl(path, None, opts, _PARSE)
         meta = _Meta()
         convo = Conversation(self.assistant_type)
         problems: list[Problem] = []
@@ -554,7 +612,7 @@ class GeminiCliReader(BaseReader):
             tainted=bool(st.get("tainted")),
             first_user=st.get("first_user"),
         )
-        tail, records = tail_jsonl(path, prev, opts)
+        tail, records = tail_jsonl(path, prev, opts, _PARSE)
         fresh: dict[str, Said] = {}
         problems: list[Problem] = []
         for line, obj in records:

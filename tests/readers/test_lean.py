@@ -25,6 +25,7 @@ from backscroll.model import ReaderOptions, ReadResult
 from backscroll.readers import base
 from backscroll.readers.claude_code import ClaudeCodeReader
 from backscroll.readers.codex import CodexReader
+from backscroll.readers.gemini_cli import GeminiCliReader
 from backscroll.readers.lean import Lean
 from tests.readers.util import FIXTURES
 
@@ -188,6 +189,56 @@ def _codex_files(tmp: Path) -> list[Path]:
     return [*files, *written, *generated]
 
 
+_T = "2026-01-01T00:00:0{}Z"
+
+#: A Gemini CLI JSONL recording with a record of every kind its reader handles.
+GEMINI_EVERY_KIND = "\n".join(
+    [
+        _line(sessionId="g-1", projectHash="0" * 64, startTime=_T.format(0), kind="main",
+              lastUpdated=_T.format(0), summary="a header summary",
+              messages=[{"id": "h1", "type": "user", "content": "a prompt in the header"}]),
+        _line(id="m1", type="user", timestamp=_T.format(1), content=[{"text": "a prompt"}]),
+        _line(id="m2", type="user", timestamp=_T.format(1), content="shown instead",
+              displayContent=[{"text": "what the person typed"}, "and a string part"]),
+        _line(id="m3", type="gemini", timestamp=_T.format(2), model="m", tokens={"input": 1},
+              thoughts=[{"subject": "s", "description": "hidden"}],
+              content=[{"text": "thinking", "thought": True}, {"text": "a reply"}],
+              toolCalls=[{"name": "google_web_search", "args": {"q": "x"},
+                          "result": [{"functionResponse": {"response": {"output": "big"}}}],
+                          "resultDisplay": "big"}]),
+        _line(id="m4", type="gemini", content={"text": "content as one part"}),
+        _line(id="m5", type="info", content="a notice"),
+        _line(**{"$set": {"lastUpdated": _T.format(3), "summary": "a better summary"}}),
+        _line(id="m6", type="user", content="<state_snapshot>the summary</state_snapshot>"),
+        _line(id="m7", type="gemini", content="Got it. Thanks for the additional context!"),
+        _line(**{"$set": {"messages": [{"id": "m1", "type": "user", "content": "kept"},
+                                       "not a message"]}}),
+        _line(id="m8", type="user", content="taken back"),
+        _line(**{"$rewindTo": "m8"}),
+        _line(id="m9", type="gemini", content=[3, {"text": "a number part"}]),
+        _line(id="m10", type="gemini", content="calls", toolCalls={"not": "a list"}),
+        "[1]",
+        '{"id": "m11", "type": "user", "content": "cut',
+    ]
+)  # fmt: skip
+
+
+def _gemini_files(tmp: Path) -> list[Path]:
+    files = sorted((FIXTURES / "gemini-cli").glob("*.jsonl"))
+    chats = tmp / ".gemini" / "tmp" / "proj" / "chats"
+    chats.mkdir(parents=True)
+    every = chats / "session-2026-01-01T00-00-g0000001.jsonl"
+    every.write_text(GEMINI_EVERY_KIND + "\n", encoding="utf-8")
+    headless = chats / "session-2026-01-01T00-01-g0000002.jsonl"
+    headless.write_text(_line(id="m1", type="user", content="no header") + "\n")
+    corpus = _bench_corpus()
+    home = tmp / "corpus"
+    corpus.generate(home, size_mb=1, seed=3, hosts=("gemini-cli",))
+    generated = sorted((home / ".gemini").rglob("session-*.jsonl"))
+    assert generated
+    return [*files, every, headless, *generated]
+
+
 #: Host -> (its reader, its module's lean parser attribute holder, its sample files).
 def _claude_files(tmp: Path) -> list[Path]:
     files = sorted((FIXTURES / "claude-code").rglob("*.jsonl"))
@@ -205,8 +256,9 @@ def _claude_files(tmp: Path) -> list[Path]:
 LEAN_READERS: dict[str, tuple[type[Any], str]] = {
     "claude-code": (ClaudeCodeReader, "backscroll.readers.claude_code"),
     "codex": (CodexReader, "backscroll.readers.codex"),
+    "gemini-cli": (GeminiCliReader, "backscroll.readers.gemini_cli"),
 }
-FILES = {"claude-code": _claude_files, "codex": _codex_files}
+FILES = {"claude-code": _claude_files, "codex": _codex_files, "gemini-cli": _gemini_files}
 
 
 def _read_all(reader: Any, files: list[Path]) -> list[ReadResult]:
