@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
 
 from backscroll.model import (
     Cursor,
@@ -46,6 +46,7 @@ from backscroll.readers.base import (
     tail_jsonl,
     walk_files,
 )
+from backscroll.readers.lean import Lean
 
 if TYPE_CHECKING:
     import yaml
@@ -53,6 +54,44 @@ if TYPE_CHECKING:
 #: The event-stream schema version this reader knows (``session.start.data.version``).
 SCHEMA_VERSION = 1
 _PLAIN_ID = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
+
+
+# The fields of an event this reader reads (readers/lean.py): tool calls'
+# arguments and results are skipped unparsed.
+class _Context(TypedDict, total=False):
+    cwd: Any
+
+
+class _Request(TypedDict, total=False):
+    name: Any
+
+
+class _Data(TypedDict, total=False):
+    version: Any
+    sessionId: Any
+    startTime: Any
+    context: _Context
+    title: Any
+    source: Any
+    isAutopilotContinuation: Any
+    content: Any
+    success: Any
+    summaryContent: Any
+    parentToolCallId: Any
+    toolRequests: list[_Request] | None
+    toolName: Any
+    upToEventId: Any
+
+
+class _Event(TypedDict, total=False):
+    type: Any
+    id: Any
+    timestamp: Any
+    agentId: Any
+    data: _Data
+
+
+_PARSE = Lean(_Event)
 
 
 def _resume(session_id: str) -> str:
@@ -249,7 +288,7 @@ class CopilotCliReader(BaseReader):
     ) -> ReadResult | None:
         """Events from ``prev`` on; None when a rewind means the file must be read whole."""
         stream = _Stream.resumed(prev.state) if prev else _Stream()
-        tail, records = tail_jsonl(path, prev, opts)
+        tail, records = tail_jsonl(path, prev, opts, _PARSE)
         order: list[tuple[str, int]] = []  # (event id, offset), whole reads only
         for line, event in records:
             if not isinstance(event, dict):

@@ -25,6 +25,7 @@ from backscroll.model import ReaderOptions, ReadResult
 from backscroll.readers import base
 from backscroll.readers.claude_code import ClaudeCodeReader
 from backscroll.readers.codex import CodexReader
+from backscroll.readers.copilot_cli import CopilotCliReader
 from backscroll.readers.gemini_cli import GeminiCliReader
 from backscroll.readers.lean import Lean
 from tests.readers.util import FIXTURES
@@ -239,6 +240,53 @@ def _gemini_files(tmp: Path) -> list[Path]:
     return [*files, every, headless, *generated]
 
 
+def _event(kind: str, n: int, data: Any, **extra: Any) -> str:
+    return _line(type=kind, id=f"e{n}", timestamp=_T.format(n % 10), data=data, **extra)
+
+
+#: A Copilot CLI event stream with an event of every kind its reader handles.
+COPILOT_EVERY_KIND = "\n".join(
+    [
+        _event("session.start", 1, {"sessionId": "c-1", "version": 1, "startTime": _T.format(0),
+                                    "context": {"cwd": "/w/p", "branch": "main"}}),
+        _event("session.resume", 2, {"context": {"cwd": "/w/q"}}),
+        _event("session.title_changed", 3, {"title": "  a title  "}),
+        _event("user.message", 4, {"content": "a prompt", "attachments": [{"path": "x"}]}),
+        _event("user.message", 5, {"content": "injected", "source": "skill"}),
+        _event("user.message", 6, {"content": "go on", "isAutopilotContinuation": True}),
+        _event("assistant.message", 7, {"content": "calling a tool", "toolRequests": [
+            {"name": "web_fetch", "arguments": {"url": "https://x"}}, "not a request"]}),
+        _event("tool.execution_start", 8, {"toolName": "bash", "arguments": {"c": "ls"}}),
+        _event("tool.execution_complete", 9, {"success": True, "result": {"content": "big"}}),
+        _event("assistant.message", 10, {"content": "after the tool"}),
+        _event("assistant.message", 11, {"content": "a sub-agent's", "parentToolCallId": "t"}),
+        _event("assistant.message", 12, {"content": "an agent's"}, agentId="a-1"),
+        _event("session.compaction_complete", 13, {"success": True, "summaryContent": "summary"}),
+        _event("session.snapshot_rewind", 14, {"upToEventId": "e10"}),
+        _event("assistant.message", 15, "data that is a string"),
+        _event("session.start", 16, {"context": "not an object", "version": 1}),
+        "[1]",
+        '{"type": "user.message", "id": "e17", "data": {"content": "cut',
+    ]
+)  # fmt: skip
+
+
+def _copilot_files(tmp: Path) -> list[Path]:
+    files = sorted((FIXTURES / "copilot-cli").glob("*.jsonl"))
+    events = tmp / ".copilot" / "session-state" / "c-1" / "events.jsonl"
+    events.parent.mkdir(parents=True)
+    events.write_text(COPILOT_EVERY_KIND + "\n", encoding="utf-8")
+    newer = tmp / ".copilot" / "session-state" / "c-2" / "events.jsonl"
+    newer.parent.mkdir(parents=True)
+    newer.write_text(_event("session.start", 1, {"version": 99}) + "\n")
+    corpus = _bench_corpus()
+    home = tmp / "corpus"
+    corpus.generate(home, size_mb=1, seed=3, hosts=("copilot-cli",))
+    generated = sorted((home / ".copilot").rglob("events.jsonl"))
+    assert generated
+    return [*files, events, newer, *generated]
+
+
 #: Host -> (its reader, its module's lean parser attribute holder, its sample files).
 def _claude_files(tmp: Path) -> list[Path]:
     files = sorted((FIXTURES / "claude-code").rglob("*.jsonl"))
@@ -257,8 +305,14 @@ LEAN_READERS: dict[str, tuple[type[Any], str]] = {
     "claude-code": (ClaudeCodeReader, "backscroll.readers.claude_code"),
     "codex": (CodexReader, "backscroll.readers.codex"),
     "gemini-cli": (GeminiCliReader, "backscroll.readers.gemini_cli"),
+    "copilot-cli": (CopilotCliReader, "backscroll.readers.copilot_cli"),
 }
-FILES = {"claude-code": _claude_files, "codex": _codex_files, "gemini-cli": _gemini_files}
+FILES = {
+    "claude-code": _claude_files,
+    "codex": _codex_files,
+    "gemini-cli": _gemini_files,
+    "copilot-cli": _copilot_files,
+}
 
 
 def _read_all(reader: Any, files: list[Path]) -> list[ReadResult]:
