@@ -29,6 +29,11 @@ Adding a host, in one place: every step below is caught by the test named.
 9. Its name in ``config.example.yaml``'s list of hosts (tests/test_add_a_host.py).
 10. A ``database`` host's roots reach the systemd unit: regenerate
     ``systemd/backscroll.service`` (tests/test_service.py says how).
+11. Optional, for JSONL whose lines are mostly what the reader skips (tool
+    output): a lean parse, ``_PARSE = Lean(<TypedDict shape>)`` handed to
+    ``tail_jsonl`` (readers/lean.py), and the host in ``LEAN_READERS`` with
+    files of every kind it reads (tests/readers/test_lean.py, which finds every
+    module that has one).
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import sys
 import typing
 from pathlib import Path
@@ -415,6 +416,16 @@ def test_every_key_a_reader_asks_for_is_in_its_shape(
     }
     assert _Asked.asked, "the reader asked no key: the recording parse was not used"
     assert not missing, f"keys the {host} reader reads but its shape leaves out: {missing}"
+
+
+def test_every_reader_with_a_lean_parse_is_checked_here() -> None:
+    readers = Path(base.__file__).parent
+    lean = {
+        f"backscroll.readers.{path.stem}"
+        for path in readers.glob("*.py")
+        if re.search(r"^_PARSE = Lean\(", path.read_text(encoding="utf-8"), re.MULTILINE)
+    }
+    assert lean == {module for _cls, module in LEAN_READERS.values()}
 
 
 class _Shape(typing.TypedDict, total=False):
