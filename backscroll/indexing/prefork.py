@@ -398,6 +398,9 @@ def _first_child(
         _send(results[0][1], _read_config(config_file))
         import backscroll.readers.base  # (the hosts' modules: once the command names them)
         import backscroll.redact  # noqa: F401  (compiles the default patterns)
+        from backscroll.readers import lean
+
+        lean.preload()
 
         data = _recv(tasks[0][0])
         if data is None:

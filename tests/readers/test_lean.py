@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
+import subprocess
 import sys
 import typing
 from pathlib import Path
@@ -466,3 +467,20 @@ def test_stray_bytes_in_a_skipped_field_leave_the_line_readable() -> None:
     assert Lean(_Shape)(raw) == {"type": "user", "message": {"content": "kept"}}
     with pytest.raises(ValueError):  # (where the reader reads it, it is checked)
         Lean(_Shape)(b'{"type": "\xff", "message": {"content": "kept"}}')
+
+
+def test_preloading_imports_both_parsers_ahead_of_the_first_line() -> None:
+    """The first reader process of a cold index imports them while it waits,
+    and the reader processes it forks start with them."""
+    code = (
+        "import json, sys\n"
+        "from backscroll.readers import lean\n"
+        "names = ('orjson', 'msgspec')\n"
+        "before = [n in sys.modules for n in names]\n"
+        "lean.preload()\n"
+        "print(json.dumps([before, [n in sys.modules for n in names]]))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert json.loads(out.stdout) == [[False, False], [True, True]]
