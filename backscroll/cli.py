@@ -747,12 +747,37 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         if os.environ.get("BACKSCROLL_DEBUG") == "1":
             raise
+        if _disk_full(exc):
+            from backscroll.paths import data_dir_text
+
+            return _fail(
+                args,
+                f"the disk holding {data_dir_text()} is full ({exc}): free some space "
+                "and run it again (nothing already indexed is lost)",
+                2,
+            )
         # 2, as for every error: 1 means "nothing matched" to a script reading `search`
         return _fail(
             args,
             f"unexpected error: {exc!r} (run with BACKSCROLL_DEBUG=1 for the traceback)",
             2,
         )
+
+
+def _disk_full(exc: BaseException) -> bool:
+    """No space left where the index is written (SQLite's SQLITE_FULL, ENOSPC)."""
+    import errno
+
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+        return True
+    sqlite3 = sys.modules.get("sqlite3")
+    code = getattr(exc, "sqlite_errorcode", None)
+    return (
+        sqlite3 is not None
+        and isinstance(exc, sqlite3.OperationalError)
+        and isinstance(code, int)
+        and code & 0xFF == 13  # SQLITE_FULL
+    )
 
 
 def entry() -> None:

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from backscroll.redact import plant_examples, planted_secrets
+from backscroll.store import schema
 from tests.daemon.harness import daemon_env, populate, run_cli, session_uuid, start_daemon
 
 WORD = "xylophonequokka"
@@ -190,8 +191,11 @@ def test_a_scrub_that_fails_on_a_full_disk_says_so_and_the_next_index_finishes_i
     db = small_disk / "data" / "index.db"
     free = os.statvfs(small_disk)
     filler = small_disk / "filler"
-    # Room for the delete, not for VACUUM's copy of the whole index.
-    filler.write_bytes(b"\0" * (free.f_bavail * free.f_frsize - 160 * 1024))
+    # Room for the delete (28 of the index's pages of WAL: 24-30 measured to
+    # work), not for VACUUM's copy of the whole index (40 pages).
+    page = schema.PAGE_SIZE
+    assert db.stat().st_size > 28 * page
+    filler.write_bytes(b"\0" * (free.f_bavail * free.f_frsize - 28 * page))
     done = run_cli(tmp_path, "forget", "--session", session_uuid(500), "--json", env=env)
     assert done.returncode == 1
     report = json.loads(done.stdout)
@@ -243,3 +247,31 @@ def test_the_daemon_deletes_a_killed_rebuilds_half_built_index_at_start(
     with start_daemon(tmp_path) as d:
         assert not built.exists()
         assert d.stop() == 0
+
+
+@pytest.mark.parametrize(
+    ("room", "said"),
+    [
+        (0, "cannot be opened: the disk holding it is full"),  # (no room for the WAL)
+        (8, "the disk holding {data} is full (database or disk is full)"),  # (the delete)
+    ],
+)
+def test_a_forget_on_a_full_disk_says_the_disk_is_full_and_loses_nothing(
+    tmp_path: Path, isolated_home: Path, small_disk: Path, room: int, said: str
+) -> None:
+    write_session(isolated_home, 501, [("user", f"the {WORD} plans", "2026-03-01T10:00:00Z")])
+    populate(isolated_home, copies=2)
+    data = small_disk / "data"
+    env = {"BACKSCROLL_HOME": str(data)}
+    assert run_cli(tmp_path, "index", env=env).returncode == 0
+    free = os.statvfs(small_disk)
+    filler = small_disk / "filler"
+    filler.write_bytes(b"\0" * (free.f_bavail * free.f_frsize - room * schema.PAGE_SIZE))
+    done = run_cli(tmp_path, "forget", "--session", session_uuid(501), env=env)
+    assert done.returncode == 2
+    assert said.format(data=data) in done.stderr, done.stderr
+    assert "unexpected" not in done.stderr and "--rebuild" not in done.stderr
+    assert "free some space" in done.stderr.lower()
+    filler.unlink()
+    found = run_cli(tmp_path, "search", WORD, "--json", env=env)
+    assert found.returncode == 0 and WORD in found.stdout
