@@ -48,6 +48,25 @@ def _line(**fields: Any) -> str:
     return json.dumps(fields)
 
 
+def _samples(host: str) -> list[Path]:
+    return sorted((FIXTURES / host).rglob("*.jsonl"))
+
+
+def _written(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text + "\n", encoding="utf-8")
+    return path
+
+
+def _generated(tmp: Path, host: str, name: str) -> list[Path]:
+    """A small bench corpus of ``host`` (bench/corpus.py): its files named ``name``."""
+    home = tmp / "corpus"
+    _bench_corpus().generate(home, size_mb=1, seed=3, hosts=(host,))
+    found = sorted(home.rglob(name))
+    assert found
+    return found
+
+
 _S = {"sessionId": "s-1", "cwd": "/w/p", "version": "2.1.80"}
 
 #: A Claude Code transcript with one entry of every kind its reader handles.
@@ -174,22 +193,13 @@ CODEX_OTHERS = {
 
 
 def _codex_files(tmp: Path) -> list[Path]:
-    files = sorted((FIXTURES / "codex").rglob("*.jsonl"))
     day = tmp / ".codex" / "sessions" / "2026" / "01" / "01"
-    day.mkdir(parents=True)
-    written = []
-    for n, text in enumerate([CODEX_EVERY_KIND, *CODEX_OTHERS.values()]):
-        path = (
-            day / f"rollout-2026-01-01T00-00-0{n}-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a{n:02d}.jsonl"
-        )
-        path.write_text(text + "\n", encoding="utf-8")
-        written.append(path)
-    corpus = _bench_corpus()
-    home = tmp / "corpus"
-    corpus.generate(home, size_mb=1, seed=3, hosts=("codex",))
-    generated = sorted((home / ".codex" / "sessions").rglob("*.jsonl"))
-    assert generated
-    return [*files, *written, *generated]
+    written = [
+        _written(day / f"rollout-2026-01-01T00-00-0{n}-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a{n:02d}"
+                 ".jsonl", text)
+        for n, text in enumerate([CODEX_EVERY_KIND, *CODEX_OTHERS.values()])
+    ]  # fmt: skip
+    return [*_samples("codex"), *written, *_generated(tmp, "codex", "rollout-*.jsonl")]
 
 
 _T = "2026-01-01T00:00:0{}Z"
@@ -227,19 +237,14 @@ GEMINI_EVERY_KIND = "\n".join(
 
 
 def _gemini_files(tmp: Path) -> list[Path]:
-    files = sorted((FIXTURES / "gemini-cli").glob("*.jsonl"))
     chats = tmp / ".gemini" / "tmp" / "proj" / "chats"
-    chats.mkdir(parents=True)
-    every = chats / "session-2026-01-01T00-00-g0000001.jsonl"
-    every.write_text(GEMINI_EVERY_KIND + "\n", encoding="utf-8")
-    headless = chats / "session-2026-01-01T00-01-g0000002.jsonl"
-    headless.write_text(_line(id="m1", type="user", content="no header") + "\n")
-    corpus = _bench_corpus()
-    home = tmp / "corpus"
-    corpus.generate(home, size_mb=1, seed=3, hosts=("gemini-cli",))
-    generated = sorted((home / ".gemini").rglob("session-*.jsonl"))
-    assert generated
-    return [*files, every, headless, *generated]
+    every = _written(chats / "session-2026-01-01T00-00-g0000001.jsonl", GEMINI_EVERY_KIND)
+    headless = _written(
+        chats / "session-2026-01-01T00-01-g0000002.jsonl",
+        _line(id="m1", type="user", content="no header"),
+    )
+    generated = _generated(tmp, "gemini-cli", "session-*.jsonl")
+    return [*_samples("gemini-cli"), every, headless, *generated]
 
 
 def _event(kind: str, n: int, data: Any, **extra: Any) -> str:
@@ -274,35 +279,19 @@ COPILOT_EVERY_KIND = "\n".join(
 
 
 def _copilot_files(tmp: Path) -> list[Path]:
-    files = sorted((FIXTURES / "copilot-cli").glob("*.jsonl"))
-    events = tmp / ".copilot" / "session-state" / "c-1" / "events.jsonl"
-    events.parent.mkdir(parents=True)
-    events.write_text(COPILOT_EVERY_KIND + "\n", encoding="utf-8")
-    newer = tmp / ".copilot" / "session-state" / "c-2" / "events.jsonl"
-    newer.parent.mkdir(parents=True)
-    newer.write_text(_event("session.start", 1, {"version": 99}) + "\n")
-    corpus = _bench_corpus()
-    home = tmp / "corpus"
-    corpus.generate(home, size_mb=1, seed=3, hosts=("copilot-cli",))
-    generated = sorted((home / ".copilot").rglob("events.jsonl"))
-    assert generated
-    return [*files, events, newer, *generated]
+    state = tmp / ".copilot" / "session-state"
+    events = _written(state / "c-1" / "events.jsonl", COPILOT_EVERY_KIND)
+    newer = _written(state / "c-2" / "events.jsonl", _event("session.start", 1, {"version": 99}))
+    generated = _generated(tmp, "copilot-cli", "events.jsonl")
+    return [*_samples("copilot-cli"), events, newer, *generated]
 
 
-#: Host -> (its reader, its module's lean parser attribute holder, its sample files).
 def _claude_files(tmp: Path) -> list[Path]:
-    files = sorted((FIXTURES / "claude-code").rglob("*.jsonl"))
-    every = tmp / ".claude" / "projects" / "-w-p" / "s-1.jsonl"
-    every.parent.mkdir(parents=True)
-    every.write_text(CLAUDE_EVERY_KIND + "\n", encoding="utf-8")
-    corpus = _bench_corpus()
-    home = tmp / "corpus"
-    corpus.generate(home, size_mb=1, seed=3, hosts=("claude-code",))
-    generated = sorted((home / ".claude" / "projects").rglob("*.jsonl"))
-    assert generated
-    return [*files, every, *generated]
+    every = _written(tmp / ".claude" / "projects" / "-w-p" / "s-1.jsonl", CLAUDE_EVERY_KIND)
+    return [*_samples("claude-code"), every, *_generated(tmp, "claude-code", "*.jsonl")]
 
 
+#: Host -> (its reader, the module holding its lean parser ``_PARSE``).
 LEAN_READERS: dict[str, tuple[type[Any], str]] = {
     "claude-code": (ClaudeCodeReader, "backscroll.readers.claude_code"),
     "codex": (CodexReader, "backscroll.readers.codex"),
