@@ -20,7 +20,9 @@ Every round runs every arm once, in order, each into a fresh data directory,
 so a slow minute of a noisy machine falls on all arms alike. Prints each arm's
 best and median wall and CPU time (the command and its worker processes) and
 each arm's ratio to the first (above 1: faster than the first arm); wall time
-also as its lower quartile (p25).
+also as its lower quartile (p25), and as the median of each round's own ratio
+(``paired``): when the machine's speed drifts over minutes, the runs of one
+round, seconds apart, share it.
 """
 
 from __future__ import annotations
@@ -177,10 +179,14 @@ def main() -> None:
                 f"  cpu best {min(c):.3f} median {statistics.median(c):.3f}"
             )
             if name != first:
+                # (each round's own ratio, its median: runs seconds apart share the
+                # machine's speed, where it drifts over minutes)
+                paired = statistics.median(a / b for a, b in zip(walls[first], w, strict=True))
                 line += (
                     f"  vs first: best {min(walls[first]) / min(w):.3f}x"
                     f" p25 {_p25(walls[first]) / _p25(w):.3f}x"
                     f" median {statistics.median(walls[first]) / statistics.median(w):.3f}x"
+                    f" paired median {paired:.3f}x"
                 )
             print(line)
     finally:
