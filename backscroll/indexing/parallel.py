@@ -104,7 +104,7 @@ def keep_freed_memory() -> None:
     blocks of 128 KB or more mapped and unmapped each time). A reader allocates
     and frees lines and chunks of up to megabytes all pass long, and each page
     given back faults again when it is taken again: a first read of the 240 MB
-    bench corpus took 11-17k page faults in a new process, 1.6k with this
+    bench corpus took 11-25k page faults in a new process, 1.6k with this
     (bench/RESULTS.md, eighteenth pass). A reader process lives for one pass.
     Elsewhere (not glibc), nothing changes."""
     if not sys.platform.startswith("linux"):

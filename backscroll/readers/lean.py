@@ -16,10 +16,11 @@ that a *skipped* string is UTF-8, so a line with stray bytes inside its tool
 output is read for the fields it has instead of being skipped as malformed.
 
 Declare every key the reader reads, at every level it reads one: a key left
-out reads as absent. ``tests/readers/test_lean.py`` reads every sample
-transcript of each host with its lean parser and with a full parse and
-requires the same result, and checks that every key the reader's module names
-in a ``.get("…")`` is declared.
+out reads as absent. ``tests/readers/test_lean.py`` reads each host's samples,
+a generated corpus and a transcript with every kind of entry its reader handles
+with the lean parser and with a full parse and requires the same result, then
+reads them with objects that record every key the reader asks for, each of
+which must be declared in the shape.
 """
 
 from __future__ import annotations
