@@ -260,3 +260,17 @@ def test_a_first_index_creates_its_database_without_the_publisher_or_forget(
         "                  'triggers': triggers}))\n"
     )
     assert seen == {"outbox": False, "forget": False, "triggers": 5}
+
+
+def test_preloading_imports_both_parsers_ahead_of_the_first_line() -> None:
+    """The first reader process of a cold index imports them while it waits
+    (readers/lean.py), and the reader processes it forks start with them."""
+    seen = _fresh(
+        "import json, sys\n"
+        "from backscroll.readers import lean\n"
+        "names = ('orjson', 'msgspec')\n"
+        "before = [n in sys.modules for n in names]\n"
+        "lean.preload()\n"
+        "print(json.dumps({'before': before, 'after': [n in sys.modules for n in names]}))\n"
+    )
+    assert seen == {"before": [False, False], "after": [True, True]}

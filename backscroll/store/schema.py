@@ -297,14 +297,18 @@ def disk_full(path: Path) -> bool:
     return st.f_bavail * st.f_frsize < 16 * PAGE_SIZE
 
 
+def _no_room(path: Path, exc: BaseException) -> DatabaseError:
+    # Not damaged: SQLite cannot create the WAL and its index on a full disk,
+    # and says "disk I/O error" (a rebuild would not help).
+    return DatabaseError(
+        f"{path} cannot be opened: the disk holding it is full ({exc}). Free some "
+        "space and run it again; the index was left untouched"
+    )
+
+
 def _unreadable(path: Path, exc: BaseException) -> DatabaseError:
     if disk_full(path):
-        # Not damaged: SQLite cannot create the WAL and its index on a full
-        # disk, and says "disk I/O error" (a rebuild would not help).
-        return DatabaseError(
-            f"{path} cannot be opened: the disk holding it is full ({exc}). Free some "
-            "space and run it again; the index was left untouched"
-        )
+        return _no_room(path, exc)
     if "readonly" in str(exc) or not os.access(path, os.R_OK):
         # Not damaged: another user's file (an earlier `sudo backscroll ...`).
         fix = take_back(path, path.parent) or (
@@ -419,7 +423,7 @@ def refuse_unusable(
         conn = connect(path, readonly=True, busy_timeout_ms=busy_timeout_ms)
     except sqlite3.Error as exc:
         if disk_full(path):
-            raise _unreadable(path, exc) from exc
+            raise _no_room(path, exc) from exc
         raise DatabaseError(
             f"{path} cannot be opened ({exc}); it was left untouched. Check its permissions, "
             f"or run `backscroll index --rebuild` (it is kept as {path.name}.old)"

@@ -14,9 +14,9 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
-import subprocess
 import sys
 import typing
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -291,19 +291,20 @@ def _claude_files(tmp: Path) -> list[Path]:
     return [*_samples("claude-code"), every, *_generated(tmp, "claude-code", "*.jsonl")]
 
 
-#: Host -> (its reader, the module holding its lean parser ``_PARSE``).
-LEAN_READERS: dict[str, tuple[type[Any], str]] = {
-    "claude-code": (ClaudeCodeReader, "backscroll.readers.claude_code"),
-    "codex": (CodexReader, "backscroll.readers.codex"),
-    "gemini-cli": (GeminiCliReader, "backscroll.readers.gemini_cli"),
-    "copilot-cli": (CopilotCliReader, "backscroll.readers.copilot_cli"),
+#: Host -> its reader, the module holding its lean parser ``_PARSE``, and the files
+#: it is checked on.
+LEAN_READERS: dict[str, tuple[type[Any], str, Callable[[Path], list[Path]]]] = {
+    "claude-code": (ClaudeCodeReader, "backscroll.readers.claude_code", _claude_files),
+    "codex": (CodexReader, "backscroll.readers.codex", _codex_files),
+    "gemini-cli": (GeminiCliReader, "backscroll.readers.gemini_cli", _gemini_files),
+    "copilot-cli": (CopilotCliReader, "backscroll.readers.copilot_cli", _copilot_files),
 }
-FILES = {
-    "claude-code": _claude_files,
-    "codex": _codex_files,
-    "gemini-cli": _gemini_files,
-    "copilot-cli": _copilot_files,
-}
+
+
+def _lean_host(host: str, tmp: Path) -> tuple[type[Any], ModuleType, list[Path]]:
+    """The host's reader class, its module and the files it is read on."""
+    cls, module_name, files = LEAN_READERS[host]
+    return cls, sys.modules[module_name], files(tmp)
 
 
 def _read_all(reader: Any, files: list[Path]) -> list[ReadResult]:
@@ -315,10 +316,8 @@ def _read_all(reader: Any, files: list[Path]) -> list[ReadResult]:
 def test_a_lean_read_equals_a_full_read(
     host: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    cls, module_name = LEAN_READERS[host]
-    module = sys.modules[module_name]
+    cls, module, files = _lean_host(host, tmp_path)
     assert isinstance(module._PARSE, Lean)
-    files = FILES[host](tmp_path)
     lean = _read_all(cls(), files)
     monkeypatch.setattr(module, "_PARSE", base.loads)
     full = _read_all(cls(), files)
@@ -387,10 +386,8 @@ def _shapes(hint: Any) -> list[Any]:
 def test_every_key_a_reader_asks_for_is_in_its_shape(
     host: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    cls, module_name = LEAN_READERS[host]
-    module = sys.modules[module_name]
+    cls, module, files = _lean_host(host, tmp_path)
     shape = module._PARSE.shape
-    files = FILES[host](tmp_path)
     _Asked.asked = set()
 
     def parse(raw: bytes) -> Any:
@@ -415,7 +412,7 @@ def test_every_reader_with_a_lean_parse_is_checked_here() -> None:
         for path in readers.glob("*.py")
         if re.search(r"^_PARSE = Lean\(", path.read_text(encoding="utf-8"), re.MULTILINE)
     }
-    assert lean == {module for _cls, module in LEAN_READERS.values()}
+    assert lean == {module for _cls, module, _files in LEAN_READERS.values()}
 
 
 class _Shape(typing.TypedDict, total=False):
@@ -456,20 +453,3 @@ def test_stray_bytes_in_a_skipped_field_leave_the_line_readable() -> None:
     assert Lean(_Shape)(raw) == {"type": "user", "message": {"content": "kept"}}
     with pytest.raises(ValueError):  # (where the reader reads it, it is checked)
         Lean(_Shape)(b'{"type": "\xff", "message": {"content": "kept"}}')
-
-
-def test_preloading_imports_both_parsers_ahead_of_the_first_line() -> None:
-    """The first reader process of a cold index imports them while it waits,
-    and the reader processes it forks start with them."""
-    code = (
-        "import json, sys\n"
-        "from backscroll.readers import lean\n"
-        "names = ('orjson', 'msgspec')\n"
-        "before = [n in sys.modules for n in names]\n"
-        "lean.preload()\n"
-        "print(json.dumps([before, [n in sys.modules for n in names]]))\n"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
-    )
-    assert json.loads(out.stdout) == [[False, False], [True, True]]
